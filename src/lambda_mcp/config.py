@@ -1,0 +1,51 @@
+"""`Settings`: the kit's configuration, read once from `LAMBDA_MCP_*` environment variables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+PREFIX = "LAMBDA_MCP_"
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    app: str | None = None
+    """`path/to/file.py:app` or `module:app`: the user's MCPApp."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Extra Host header patterns (`api.example.com`, `*.example.com`, `127.0.0.1:*`)."""
+    allowed_origins: tuple[str, ...] = ()
+    """Allowed Origin header patterns (`https://app.example.com`); requests without Origin are allowed."""
+    trust_event_domain: bool = True
+    """In Lambda, also allow the API Gateway / Function URL domain the event arrived on."""
+    state_key: bytes | None = None
+    """Key sealing MRTR `requestState`; shared by every instance (never generated per process in Lambda)."""
+    session_ttl_seconds: float = 3600.0
+    session_touch_seconds: float = 300.0
+    """A live session's expiry slides at most once per this interval."""
+    max_body_bytes: int = 1_048_576
+    retry_ms: int = 1000
+    """`retry:` sent before the server closes a legacy SSE stream for polling."""
+    server_request_timeout_seconds: float = 300.0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        key = env.get(PREFIX + "STATE_KEY")
+        return cls(
+            app=env.get(PREFIX + "APP"),
+            allowed_hosts=_split(env.get(PREFIX + "ALLOWED_HOSTS")),
+            allowed_origins=_split(env.get(PREFIX + "ALLOWED_ORIGINS")),
+            trust_event_domain=env.get(PREFIX + "TRUST_EVENT_DOMAIN", "true").lower() != "false",
+            state_key=key.encode() if key else None,
+            session_ttl_seconds=float(env.get(PREFIX + "SESSION_TTL_SECONDS", 3600)),
+            session_touch_seconds=float(env.get(PREFIX + "SESSION_TOUCH_SECONDS", 300)),
+            max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
+            retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
+        )

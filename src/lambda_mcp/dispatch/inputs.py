@@ -1,0 +1,93 @@
+"""Input channels: how `Context.ask` is answered in each era and transport.
+
+- modern: answers come from `inputResponses` plus those sealed in `requestState`; a missing one
+  suspends the call (`InputRequired`), which dispatch turns into an `InputRequiredResult`;
+- legacy on a streaming transport: each request goes out on the call's SSE stream and the call
+  waits for the client's response POST;
+- legacy on a buffered transport: not deliverable within one invocation yet, so the handler
+  gets an error it can report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
+from ..server.context import InputRequired
+
+_CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
+
+def required_capability(request: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any] | None:
+    """The client capability an input request needs and the client lacks, as a ClientCapabilities object."""
+    method = request.get("method")
+    name = _CAPABILITY.get(method) if isinstance(method, str) else None
+    if name is None:
+        raise ValueError(f"unsupported input request method {method!r}")
+    declared = capabilities.get(name)
+    if not isinstance(declared, dict):
+        if name == "elicitation" and request.get("params", {}).get("mode") == "url":
+            return {"elicitation": {"url": {}}}
+        return {name: {}}
+    if name == "elicitation":
+        mode = request.get("params", {}).get("mode", "form")
+        # `elicitation: {}` means form only
+        if mode == "url" and "url" not in declared:
+            return {"elicitation": {"url": {}}}
+        if mode == "form" and declared and "form" not in declared:
+            return {"elicitation": {"form": {}}}
+    if name == "sampling" and "tools" in request.get("params", {}) and "tools" not in declared:
+        return {"sampling": {"tools": {}}}
+    return None
+
+
+class ModernInput:
+    """Answers recorded so far; `answers` grows as rounds complete and is sealed into `requestState`."""
+
+    def __init__(self, answers: dict[str, Any], capabilities: dict[str, Any]) -> None:
+        self.answers = answers
+        self._capabilities = capabilities
+
+    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        missing = {key: dict(req) for key, req in requests.items() if key not in self.answers}
+        if missing:
+            for request in missing.values():
+                needed = required_capability(request, self._capabilities)
+                if needed is not None:
+                    raise MCPError(
+                        MISSING_CLIENT_CAPABILITY,
+                        f"This request needs the client capability {next(iter(needed))!r}",
+                        {"requiredCapabilities": needed},
+                    )
+            raise InputRequired(missing)
+        return {key: self.answers[key] for key in requests}
+
+
+class LegacyStreamingInput:
+    """Sends each request to the client on the call's stream and waits for its response POST."""
+
+    def __init__(
+        self,
+        capabilities: dict[str, Any],
+        server_request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]],
+    ) -> None:
+        self._capabilities = capabilities
+        self._server_request = server_request
+
+    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            needed = required_capability(request, self._capabilities)
+            if needed is not None:
+                raise RuntimeError(f"the client did not declare the {next(iter(needed))!r} capability")
+            answers[key] = await self._server_request(request["method"], dict(request.get("params") or {}))
+        return answers
+
+
+class LegacyBufferedInput:
+    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        raise RuntimeError(
+            "client input (elicitation, sampling, roots) over a legacy session needs a streaming transport; "
+            "the buffered Lambda transport does not deliver it yet"
+        )

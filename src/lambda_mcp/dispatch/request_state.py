@@ -1,0 +1,81 @@
+"""Seal and open MRTR `requestState`: HMAC-SHA256 over the payload, bound to method, params and expiry.
+
+The key comes from configuration shared by every instance, so any instance can open a state
+another one sealed; a state that fails any check is answered with -32602.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
+
+_IGNORED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+
+
+def params_digest(method: str, params: dict[str, Any]) -> str:
+    """A digest of the request's salient params (everything but `_meta` and the MRTR fields)."""
+    salient = {k: v for k, v in params.items() if k not in _IGNORED_PARAMS}
+    blob = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class StateSealer:
+    """Seals `{answers, principal}` for one request; `key=None` refuses to seal (misconfiguration)."""
+
+    def __init__(self, key: bytes | None, ttl_seconds: float = 900.0) -> None:
+        self._key = key
+        self._ttl = ttl_seconds
+
+    def seal(
+        self, method: str, params: dict[str, Any], payload: dict[str, Any], now: float, principal: str | None
+    ) -> str:
+        if self._key is None:
+            raise MCPError(INTERNAL_ERROR, "requestState sealing key is not configured (set LAMBDA_MCP_STATE_KEY)")
+        body = {
+            "m": method,
+            "d": params_digest(method, params),
+            "x": int(now + self._ttl),
+            "p": principal,
+            "a": payload,
+        }
+        data = _b64(json.dumps(body, separators=(",", ":")).encode())
+        return f"{data}.{self._mac(data)}"
+
+    def open(
+        self, state: object, method: str, params: dict[str, Any], now: float, principal: str | None
+    ) -> dict[str, Any]:
+        """The payload of a valid state; raises -32602 when it is forged, stale or for another request."""
+        if self._key is None:
+            raise MCPError(INTERNAL_ERROR, "requestState sealing key is not configured (set LAMBDA_MCP_STATE_KEY)")
+        if not isinstance(state, str) or state.count(".") != 1:
+            raise invalid_params("Invalid requestState: integrity check failed")
+        data, mac = state.split(".")
+        if not hmac.compare_digest(mac, self._mac(data)):
+            raise invalid_params("Invalid requestState: integrity check failed")
+        try:
+            body = json.loads(_unb64(data))
+        except ValueError:
+            raise invalid_params("Invalid requestState: integrity check failed") from None
+        if body.get("x", 0) < now:
+            raise invalid_params("Invalid requestState: expired")
+        if body.get("m") != method or body.get("d") != params_digest(method, params) or body.get("p") != principal:
+            raise invalid_params("Invalid requestState: issued for a different request")
+        payload = body.get("a")
+        return payload if isinstance(payload, dict) else {}
+
+    def _mac(self, data: str) -> str:
+        assert self._key is not None
+        return _b64(hmac.new(self._key, data.encode(), hashlib.sha256).digest())

@@ -1,0 +1,41 @@
+"""`RequestScope`: everything dispatch needs to know about the one request it is serving."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..storage.records import SessionRecord
+
+Era = Literal["modern", "legacy"]
+
+
+async def _drop(message: dict[str, Any]) -> None:
+    return None
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass
+class RequestScope:
+    """Era and version, the client's declared capabilities, and the channels back to the client.
+
+    `send` delivers a JSON-RPC message (notification or server-to-client request) on the
+    request's own stream; `server_request` sends a request and waits for the client's answer
+    (streaming legacy transports only; None elsewhere).
+    """
+
+    era: Era
+    version: str
+    request_id: str | int | None = None
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    session: SessionRecord | None = None
+    principal: str | None = None
+    send: Callable[[dict[str, Any]], Awaitable[None]] = _drop
+    server_request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    is_cancelled: Callable[[], bool] = _never
+    close_stream: Callable[[], Awaitable[None]] | None = None
+    new_session_id: str | None = None

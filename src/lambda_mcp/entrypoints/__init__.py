@@ -1,0 +1,1 @@
+"""Lambda handlers: build the kit once per execution environment, then adapt each event."""

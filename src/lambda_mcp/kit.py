@@ -1,0 +1,54 @@
+"""Composition root: builds the dispatcher, stores and endpoint for an app; the only module naming adapters."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from .config import Settings
+from .dispatch.dispatcher import Dispatcher
+from .dispatch.request_state import StateSealer
+from .server.app import MCPApp
+from .storage.memory import InMemoryEventLog, InMemorySessionStore
+from .storage.ports import EventLog, SessionStore
+from .transport.endpoint import MCPEndpoint
+from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
+
+
+@dataclass
+class Kit:
+    app: MCPApp
+    settings: Settings
+    sessions: SessionStore
+    events: EventLog
+    dispatcher: Dispatcher
+    endpoint: MCPEndpoint
+
+
+def build_kit(
+    app: MCPApp,
+    settings: Settings,
+    *,
+    streaming: bool,
+    local: bool = False,
+    sessions: SessionStore | None = None,
+    events: EventLog | None = None,
+) -> Kit:
+    """Wire a kit. `local=True` (the dev server) allows loopback Host/Origin and, when no
+    `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
+    key = settings.state_key
+    if key is None and local:
+        key = secrets.token_bytes(32)
+    sessions = sessions or InMemorySessionStore()
+    events = events or InMemoryEventLog()
+    dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds)
+    endpoint = MCPEndpoint(
+        dispatcher,
+        sessions,
+        events,
+        settings,
+        streaming=streaming,
+        default_hosts=LOOPBACK_HOSTS if local else (),
+        default_origins=LOOPBACK_ORIGINS if local else (),
+    )
+    return Kit(app, settings, sessions, events, dispatcher, endpoint)

@@ -1,0 +1,84 @@
+"""Decode and classify JSON-RPC 2.0 envelopes and build response objects; nothing MCP-specific."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import INVALID_REQUEST, MCPError
+
+RequestId = str | int
+Kind = Literal["request", "notification", "response"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One classified JSON-RPC message.
+
+    `id` is set for requests and responses; `method`/`params` for requests and notifications;
+    `result`/`error` for responses.
+    """
+
+    kind: Kind
+    raw: dict[str, Any]
+    id: RequestId | None = None
+    method: str = ""
+    params: dict[str, Any] | None = None
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def classify(obj: object) -> Message:
+    """Classify one decoded JSON value, raising `MCPError(INVALID_REQUEST)` when it is no envelope.
+
+    The error carries the request id in `data["id"]` when one could be read, so the
+    caller can echo it.
+    """
+    if not isinstance(obj, dict):
+        raise MCPError(INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object")
+    raw: dict[str, Any] = obj
+    rid = raw.get("id")
+    echo = {"id": rid} if _valid_id(rid) else None
+    if raw.get("jsonrpc") != "2.0":
+        raise MCPError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', echo)
+    if "method" in raw:
+        method = raw["method"]
+        if not isinstance(method, str) or not method:
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "method" must be a string', echo)
+        params = raw.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object', echo)
+        if "id" not in raw:
+            return Message("notification", raw, method=method, params=params)
+        if not _valid_id(rid):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        return Message("request", raw, id=rid, method=method, params=params)
+    if ("result" in raw) != ("error" in raw) and _valid_id(rid):
+        return Message("response", raw, id=rid)
+    raise MCPError(INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response", echo)
+
+
+def result_message(rid: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def error_message(rid: RequestId | None, error: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "error": error}
+    if rid is not None:
+        message["id"] = rid
+    return message
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def request(rid: RequestId, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message = notification(method, params)
+    message["id"] = rid
+    return message

@@ -1,0 +1,54 @@
+"""Turn a handler's signature into a pydantic arguments model and find its `Context` parameter."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from .context import Context
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
+    """The name of the parameter annotated `Context`, if any."""
+    for name in inspect.signature(fn).parameters:
+        hint = hints.get(name)
+        if inspect.isclass(hint) and issubclass(hint, Context):
+            return name
+    return None
+
+
+def arguments_model(fn: Callable[..., Any], skip: str | None) -> type[BaseModel]:
+    """A model whose fields are the handler's parameters (less the context), for validation and schema."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for name, param in inspect.signature(fn).parameters.items():
+        if name == skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = hints.get(name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (annotation, default)
+    model: type[BaseModel] = create_model(f"{fn.__name__}Arguments", __base__=_Arguments, **fields)
+    return model
+
+
+def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolved forward references: fall back to raw annotations
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+async def call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call a sync or async handler."""
+    result = fn(**kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result

@@ -1,0 +1,195 @@
+"""`MCPApp`: the object users decorate with tools, resources and prompts, and what it advertises."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from .changes import ChangeFeed
+from .prompts import Prompt, build_prompt
+from .resources import Resource, build_resource
+from .tools import Tool, build_tool
+
+F = TypeVar("F", bound=Callable[..., Any])
+CompletionHandler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Awaitable[list[str]] | list[str]]
+
+
+class MCPApp:
+    """An MCP server definition: identity, instructions, and the registered tools, resources and prompts.
+
+    ```python
+    app = MCPApp("weather", version="1.0.0", instructions="...")
+
+    @app.tool()
+    def add(a: int, b: int) -> int:
+        "Add two integers."
+        return a + b
+    ```
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "0.1.0",
+        title: str | None = None,
+        instructions: str | None = None,
+        description: str | None = None,
+        website_url: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        page_size: int = 50,
+        list_ttl_ms: int = 300_000,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.description = description
+        self.website_url = website_url
+        self.icons = icons
+        self.page_size = page_size
+        self.list_ttl_ms = list_ttl_ms
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, Resource] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.completion_handler: CompletionHandler | None = None
+        self.changes = ChangeFeed()
+
+    # -- decorators -----------------------------------------------------------------------
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        structured_output: bool = False,
+        meta: dict[str, Any] | None = None,
+        execution: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a tool. The input schema comes from the type hints unless `input_schema` is given
+        (then it is served exactly as written and arguments are passed through unvalidated)."""
+
+        def register(fn: F) -> F:
+            tool = build_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured_output=structured_output,
+                meta=meta,
+                execution=execution,
+            )
+            self.tools[tool.name] = tool
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        size: int | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource at `uri`, or a URI template when `uri` contains `{var}` parts."""
+
+        def register(fn: F) -> F:
+            resource = build_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                icons=icons,
+                size=size,
+                meta=meta,
+            )
+            (self.templates if resource.is_template else self.resources)[uri] = resource
+            return fn
+
+        return register
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        arguments: dict[str, str] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a prompt; its arguments are the function's parameters (`arguments` adds descriptions)."""
+
+        def register(fn: F) -> F:
+            prompt = build_prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                argument_descriptions=arguments,
+            )
+            self.prompts[prompt.name] = prompt
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[F], F]:
+        """Register `fn(ref, argument, context) -> list[str]` answering `completion/complete`."""
+
+        def register(fn: F) -> F:
+            self.completion_handler = fn
+            return fn
+
+        return register
+
+    # -- change notifications -------------------------------------------------------------
+    async def notify_list_changed(self, kind: str) -> None:
+        """Announce that the `tools`, `prompts` or `resources` list changed."""
+        await self.changes.publish(kind, None)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Announce that the resource at `uri` changed."""
+        await self.changes.publish("resource", uri)
+
+    # -- what the server advertises -------------------------------------------------------
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"logging": {}, "completions": {}}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        return caps
+
+    def server_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        for key, value in (
+            ("title", self.title),
+            ("description", self.description),
+            ("websiteUrl", self.website_url),
+            ("icons", self.icons),
+        ):
+            if value:
+                info[key] = value
+        return info

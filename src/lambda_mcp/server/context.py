@@ -1,0 +1,187 @@
+"""`Context`: what a handler may ask of the request it serves (progress, logging, input, cancellation).
+
+A handler is re-entrant: `ask()` (and `elicit`/`sample`/`list_roots` built on it) either returns an
+answer recorded for its key or suspends the call; the transport decides whether a suspension
+becomes an `InputRequiredResult` (2026), a request on the call's SSE stream (legacy, streaming), or
+an error (legacy, buffered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class InputRequired(Exception):
+    """A suspension: the handler needs client answers for `requests` (key -> `{method, params}`)."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__("input required")
+        self.requests = requests
+
+
+class CancelledByClient(Exception):
+    """Raised by `Context.check_cancelled()` once the client cancelled the request."""
+
+
+class InputChannel(Protocol):
+    """How a request obtains client input; supplied by dispatch for the request's era and transport."""
+
+    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
+
+
+class Context:
+    """Per-request services for a tool, resource or prompt handler."""
+
+    def __init__(
+        self,
+        *,
+        request_id: str | int | None,
+        method: str,
+        protocol_version: str,
+        client_capabilities: dict[str, Any],
+        meta: dict[str, Any],
+        session_id: str | None,
+        principal: str | None,
+        emit: Callable[[str, dict[str, Any]], Awaitable[None]],
+        input_channel: InputChannel,
+        log_level: str | None,
+        is_cancelled: Callable[[], bool],
+        close_stream: Callable[[], Awaitable[None]] | None = None,
+        notify_changed: Callable[[str, str | None], Awaitable[None]] | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.meta = meta
+        self.session_id = session_id
+        self.principal = principal
+        self._emit = emit
+        self._input = input_channel
+        self._log_level = log_level
+        self._is_cancelled = is_cancelled
+        self._close_stream = close_stream
+        self._notify_changed = notify_changed
+        self._last_progress: float | None = None
+
+    # -- progress and logging -------------------------------------------------------------
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` when the request carried a progress token; values must increase."""
+        token = self.progress_token
+        if token is None or (self._last_progress is not None and progress <= self._last_progress):
+            return
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._emit("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send `notifications/message` if `level` is at or above the level in force for this request."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        if self._log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self._log_level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._emit("notifications/message", params)
+
+    async def debug(self, data: Any) -> None:
+        await self.log("debug", data)
+
+    async def info(self, data: Any) -> None:
+        await self.log("info", data)
+
+    async def warning(self, data: Any) -> None:
+        await self.log("warning", data)
+
+    async def error(self, data: Any) -> None:
+        await self.log("error", data)
+
+    # -- client input (re-entrant) --------------------------------------------------------
+    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        """Obtain answers for several input requests at once, keyed by names unique in this handler.
+
+        Each value is `{"method": ..., "params": ...}` with method `elicitation/create`,
+        `sampling/createMessage` or `roots/list`. Returns the answers by key, or suspends.
+        """
+        return await self._input.ask(requests)
+
+    async def elicit(self, message: str, schema: dict[str, Any], *, key: str = "elicit") -> dict[str, Any]:
+        """Ask the user for form input; returns the `ElicitResult` (`action`, `content`)."""
+        params = {"message": message, "requestedSchema": schema}
+        answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
+        return answer
+
+    async def elicit_url(self, message: str, url: str, *, key: str = "elicit_url") -> dict[str, Any]:
+        """Ask the user to complete a flow at `url` (URL-mode elicitation)."""
+        params = {"mode": "url", "message": message, "url": url}
+        answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
+        return answer
+
+    async def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 256,
+        key: str = "sample",
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model for a completion; returns the `CreateMessageResult`."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        params = {"messages": messages, "maxTokens": max_tokens, **options}
+        answer: dict[str, Any] = (await self.ask({key: {"method": "sampling/createMessage", "params": params}}))[key]
+        return answer
+
+    async def list_roots(self, *, key: str = "roots") -> list[dict[str, Any]]:
+        """The client's roots (`[{"uri": "file://...", "name": ...}]`)."""
+        answer = (await self.ask({key: {"method": "roots/list", "params": {}}}))[key]
+        roots = answer.get("roots", [])
+        return roots if isinstance(roots, list) else []
+
+    def require(self, capability: str) -> None:
+        """Fail the request with -32021 (2026) unless the client declared `capability` for it."""
+        if capability not in self.client_capabilities:
+            from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
+
+            raise MCPError(
+                MISSING_CLIENT_CAPABILITY,
+                f"This request needs the client capability {capability!r}",
+                {"requiredCapabilities": {capability: {}}},
+            )
+
+    # -- cancellation and streams ---------------------------------------------------------
+    @property
+    def cancelled(self) -> bool:
+        return self._is_cancelled()
+
+    def check_cancelled(self) -> None:
+        if self._is_cancelled():
+            raise CancelledByClient("the client cancelled this request")
+
+    async def close_sse_stream(self) -> None:
+        """Legacy SSE polling: end the current response stream; the client resumes with `Last-Event-ID`."""
+        if self._close_stream is not None:
+            await self._close_stream()
+
+    async def notify_list_changed(self, kind: str) -> None:
+        """Tell listening clients the `tools`, `prompts` or `resources` list changed."""
+        if self._notify_changed is not None:
+            await self._notify_changed(kind, None)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell subscribed clients the resource at `uri` changed."""
+        if self._notify_changed is not None:
+            await self._notify_changed("resource", uri)

@@ -1,0 +1,90 @@
+"""Registered prompts: their argument list, and converting a handler's return value to messages."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.errors import invalid_params
+from ..protocol.types import GetPromptResult, PromptMessage
+from . import _signature
+from .context import Context
+from .tools import to_content
+
+
+@dataclass
+class Prompt:
+    fn: Callable[..., Any]
+    name: str
+    definition: dict[str, Any]
+    context_param: str | None
+    required: tuple[str, ...]
+
+    async def get(self, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        missing = [arg for arg in self.required if arg not in arguments]
+        if missing:
+            raise invalid_params(f"Missing required arguments for prompt {self.name}: {', '.join(missing)}")
+        known = {arg["name"] for arg in self.definition.get("arguments", [])}
+        kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        value = await _signature.call(self.fn, kwargs)
+        return _to_result(value)
+
+
+def _to_result(value: Any) -> dict[str, Any]:
+    if isinstance(value, GetPromptResult):
+        return value.dump()
+    if isinstance(value, dict) and "messages" in value:
+        return value
+    items = value if isinstance(value, list) else [value]
+    messages: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, PromptMessage):
+            messages.append(item.dump())
+        elif isinstance(item, dict) and "role" in item:
+            messages.append(item)
+        else:
+            messages.extend({"role": "user", "content": block} for block in to_content(item))
+    return {"messages": messages}
+
+
+def build_prompt(
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    icons: list[dict[str, Any]] | None,
+    meta: dict[str, Any] | None,
+    argument_descriptions: dict[str, str] | None,
+) -> Prompt:
+    ctx_param = _signature.context_parameter(fn, _signature.type_hints(fn))
+    prompt_name = name or fn.__name__
+    arguments: list[dict[str, Any]] = []
+    required: list[str] = []
+    for param in inspect.signature(fn).parameters.values():
+        if param.name == ctx_param or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        arg: dict[str, Any] = {"name": param.name}
+        if argument_descriptions and param.name in argument_descriptions:
+            arg["description"] = argument_descriptions[param.name]
+        if param.default is inspect.Parameter.empty:
+            arg["required"] = True
+            required.append(param.name)
+        arguments.append(arg)
+    definition: dict[str, Any] = {"name": prompt_name}
+    if title:
+        definition["title"] = title
+    doc = description if description is not None else (fn.__doc__ or "").strip()
+    if doc:
+        definition["description"] = doc
+    if arguments:
+        definition["arguments"] = arguments
+    if icons:
+        definition["icons"] = icons
+    if meta:
+        definition["_meta"] = meta
+    return Prompt(fn=fn, name=prompt_name, definition=definition, context_param=ctx_param, required=tuple(required))

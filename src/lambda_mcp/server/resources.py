@@ -1,0 +1,106 @@
+"""Registered resources and URI templates: listing, matching a URI, and converting read results."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.types import BlobResourceContents, TextResourceContents
+from . import _signature
+from .context import Context
+
+_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+
+
+@dataclass
+class Resource:
+    """A static resource (`uri`) or a template (`uri_template` with `{var}` parts)."""
+
+    fn: Callable[..., Any]
+    definition: dict[str, Any]
+    context_param: str | None
+    pattern: re.Pattern[str] | None = None
+    mime_type: str | None = None
+
+    @property
+    def is_template(self) -> bool:
+        return self.pattern is not None
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if self.pattern is None:
+            return {} if uri == self.definition["uri"] else None
+        found = self.pattern.fullmatch(uri)
+        return found.groupdict() if found else None
+
+    async def read(self, uri: str, variables: dict[str, str], ctx: Context) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = dict(variables)
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        value = await _signature.call(self.fn, kwargs)
+        return self._contents(uri, value)
+
+    def _contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
+        items = value if isinstance(value, list) else [value]
+        contents: list[dict[str, Any]] = []
+        for item in items:
+            if isinstance(item, TextResourceContents | BlobResourceContents):
+                contents.append(item.dump())
+            elif isinstance(item, dict) and ("text" in item or "blob" in item):
+                contents.append({"uri": uri, **item})
+            elif isinstance(item, bytes):
+                contents.append(self._with_mime({"uri": uri, "blob": base64.b64encode(item).decode()}))
+            else:
+                contents.append(self._with_mime({"uri": uri, "text": item if isinstance(item, str) else str(item)}))
+        return contents
+
+    def _with_mime(self, content: dict[str, Any]) -> dict[str, Any]:
+        if self.mime_type:
+            content["mimeType"] = self.mime_type
+        return content
+
+
+def build_resource(
+    fn: Callable[..., Any],
+    uri: str,
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    annotations: dict[str, Any] | None,
+    icons: list[dict[str, Any]] | None,
+    size: int | None,
+    meta: dict[str, Any] | None,
+) -> Resource:
+    ctx_param = _signature.context_parameter(fn, _signature.type_hints(fn))
+    is_template = bool(_VARIABLE.search(uri))
+    definition: dict[str, Any] = {"uriTemplate" if is_template else "uri": uri, "name": name or fn.__name__}
+    for key, value in (
+        ("title", title),
+        ("description", description if description is not None else (fn.__doc__ or "").strip() or None),
+        ("mimeType", mime_type),
+        ("annotations", annotations),
+        ("icons", icons),
+        ("_meta", meta),
+    ):
+        if value:
+            definition[key] = value
+    if size is not None and not is_template:
+        definition["size"] = size
+    pattern = _template_pattern(uri) if is_template else None
+    return Resource(fn=fn, definition=definition, context_param=ctx_param, pattern=pattern, mime_type=mime_type)
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """RFC 6570 level-1 templates: each `{var}` matches one non-empty path segment."""
+    parts: list[str] = []
+    last = 0
+    for found in _VARIABLE.finditer(template):
+        parts.append(re.escape(template[last : found.start()]))
+        parts.append(f"(?P<{found.group(1)}>[^/?#]+)")
+        last = found.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts))

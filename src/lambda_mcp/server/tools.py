@@ -1,0 +1,186 @@
+"""Registered tools: the definition clients list, argument validation, and result conversion."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ..protocol.errors import MCPError
+from ..protocol.types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    WireModel,
+)
+from . import _signature
+from .context import CancelledByClient, Context, InputRequired
+
+_BLOCK_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+
+@dataclass
+class Tool:
+    """One tool: its wire definition and the function that runs it."""
+
+    fn: Callable[..., Any]
+    name: str
+    definition: dict[str, Any]
+    arguments: type[BaseModel] | None
+    context_param: str | None
+    structured: bool
+    output_adapter: TypeAdapter[Any] | None = None
+    wrap_output: bool = False
+    """Structured output of a non-object type travels as `{"result": value}`."""
+    header_params: dict[str, str] = field(default_factory=dict)
+    """Mcp-Param-<Name> header name (lower-cased) -> argument name, from `x-mcp-header` properties."""
+
+    async def run(self, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Run the tool; tool failures become `isError` results, `MCPError` propagates."""
+        try:
+            kwargs = self._validate(arguments)
+        except ValidationError as exc:
+            return error_result(f"Invalid arguments for tool {self.name}: {_brief(exc)}")
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        try:
+            value = await _signature.call(self.fn, kwargs)
+        except (MCPError, InputRequired, CancelledByClient):
+            raise
+        except Exception as exc:  # a tool failure is a result the model can read, not a protocol error
+            return error_result(str(exc) or type(exc).__name__)
+        return self._to_result(value)
+
+    def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.arguments is None:
+            return dict(arguments)
+        model = self.arguments.model_validate(arguments)
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def _to_result(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, CallToolResult):
+            return value.dump()
+        if isinstance(value, dict) and "content" in value and isinstance(value["content"], list):
+            return value
+        if self.structured:
+            structured = self.output_adapter.dump_python(value, mode="json") if self.output_adapter else value
+            if self.wrap_output:
+                structured = {"result": structured}
+            return {"content": [{"type": "text", "text": json.dumps(structured)}], "structuredContent": structured}
+        return {"content": to_content(value)}
+
+
+def error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors())
+
+
+def to_content(value: Any) -> list[dict[str, Any]]:
+    """Convert a handler's return value into content blocks."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [block for item in value for block in to_content(item)]
+    if isinstance(value, _BLOCK_TYPES):
+        return [value.dump()]
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return [value]
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    if isinstance(value, bytes):
+        return [{"type": "text", "text": base64.b64encode(value).decode()}]
+    if isinstance(value, WireModel | BaseModel):
+        return [{"type": "text", "text": value.model_dump_json(by_alias=True, exclude_none=True)}]
+    return [{"type": "text", "text": json.dumps(value, default=str)}]
+
+
+def build_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None,
+    title: str | None,
+    description: str | None,
+    annotations: dict[str, Any] | None,
+    icons: list[dict[str, Any]] | None,
+    input_schema: dict[str, Any] | None,
+    output_schema: dict[str, Any] | None,
+    structured_output: bool,
+    meta: dict[str, Any] | None,
+    execution: dict[str, Any] | None,
+) -> Tool:
+    hints = _signature.type_hints(fn)
+    ctx_param = _signature.context_parameter(fn, hints)
+    tool_name = name or fn.__name__
+    args_model = None if input_schema is not None else _signature.arguments_model(fn, ctx_param)
+    schema = input_schema if input_schema is not None else _input_schema(args_model)
+    definition: dict[str, Any] = {"name": tool_name, "inputSchema": schema}
+    if title:
+        definition["title"] = title
+    doc = description if description is not None else (fn.__doc__ or "").strip()
+    if doc:
+        definition["description"] = doc
+    adapter: TypeAdapter[Any] | None = None
+    wrap = False
+    structured = structured_output or output_schema is not None
+    if output_schema is not None:
+        definition["outputSchema"] = output_schema
+    elif structured_output:
+        returns = hints.get("return", Any)
+        adapter = TypeAdapter(returns)
+        derived = adapter.json_schema()
+        if derived.get("type") != "object":
+            defs = derived.pop("$defs", None)
+            derived = {"type": "object", "properties": {"result": derived}, "required": ["result"]}
+            if defs:
+                derived["$defs"] = defs
+            wrap = True
+        definition["outputSchema"] = derived
+    if annotations:
+        definition["annotations"] = annotations
+    if icons:
+        definition["icons"] = icons
+    if execution:
+        definition["execution"] = execution
+    if meta:
+        definition["_meta"] = meta
+    return Tool(
+        fn=fn,
+        name=tool_name,
+        definition=definition,
+        arguments=args_model,
+        context_param=ctx_param,
+        structured=structured,
+        output_adapter=adapter,
+        wrap_output=wrap,
+        header_params=_header_params(schema),
+    )
+
+
+def _input_schema(model: type[BaseModel] | None) -> dict[str, Any]:
+    if model is None:
+        return {"type": "object"}
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _header_params(schema: dict[str, Any]) -> dict[str, str]:
+    """Top-level properties marked `x-mcp-header` (the only reachable kind the kit routes)."""
+    found: dict[str, str] = {}
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for arg, prop in properties.items():
+            if isinstance(prop, dict) and isinstance(prop.get("x-mcp-header"), str):
+                found[prop["x-mcp-header"].lower()] = arg
+    return found

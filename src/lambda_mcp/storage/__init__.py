@@ -1,0 +1,22 @@
+"""Persistence ports (what state the kit needs) and their in-memory adapters.
+
+AWS adapters live in `storage.dynamodb` and are never imported from here, so boto3 stays out of
+deployments that do not use it.
+"""
+
+from .errors import ConflictError, NotFoundError, StorageError
+from .memory import InMemoryEventLog, InMemorySessionStore
+from .ports import EventLog, SessionStore
+from .records import SessionRecord, StoredEvent
+
+__all__ = [
+    "ConflictError",
+    "EventLog",
+    "InMemoryEventLog",
+    "InMemorySessionStore",
+    "NotFoundError",
+    "SessionRecord",
+    "SessionStore",
+    "StorageError",
+    "StoredEvent",
+]

@@ -1,0 +1,15 @@
+"""Storage errors every adapter raises in place of its backend's own exceptions."""
+
+from __future__ import annotations
+
+
+class StorageError(Exception):
+    """The backend failed (throttled, unreachable, misconfigured); never means "not found"."""
+
+
+class NotFoundError(StorageError):
+    """The record does not exist, has expired, or was terminated."""
+
+
+class ConflictError(StorageError):
+    """A conditional write lost: the record was not in the state the write required."""

@@ -1,0 +1,39 @@
+"""The persistence ports the kit depends on; adapters implement them for memory and for DynamoDB.
+
+Every state change is conditional (a lost condition raises `ConflictError` or `NotFoundError`),
+and every read filters on expiry, because TTL deletion is late or absent on some backends.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .records import SessionRecord, StoredEvent
+
+
+class SessionStore(Protocol):
+    async def create(self, record: SessionRecord) -> None:
+        """Store a new session. Raises `ConflictError` if the id exists."""
+
+    async def get(self, session_id: str, now: float) -> SessionRecord | None:
+        """The live session, or None when unknown, expired or terminated."""
+
+    async def touch(self, session_id: str, now: float, expires_at: float) -> None:
+        """Slide the expiry of a live session. Raises `NotFoundError`."""
+
+    async def set_log_level(self, session_id: str, level: str) -> None:
+        """Raises `NotFoundError` for a session that is not live."""
+
+    async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> None:
+        """Add (or remove) a resource subscription. Raises `NotFoundError`."""
+
+    async def terminate(self, session_id: str) -> None:
+        """End a live session; later reads return None. Raises `NotFoundError`."""
+
+
+class EventLog(Protocol):
+    async def append(self, session_id: str, stream_id: str, message: dict[str, object] | None) -> StoredEvent:
+        """Append one event to a session stream and return it with its event id."""
+
+    async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
+        """The stream an event id belongs to and that stream's events after it; None if unknown."""

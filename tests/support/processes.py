@@ -1,0 +1,78 @@
+"""Start and stop server processes for end-to-end tests, on 127.0.0.1 only, stopped by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """A child process serving HTTP on `port`; `url` is its MCP endpoint."""
+
+    def __init__(self, args: list[str], port: int, env: dict[str, str] | None = None, log: Path | None = None) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self._log = log or Path(os.devnull)
+        self._handle = self._log.open("ab")
+        self.process = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=self._handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._wait_ready()
+
+    def _wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"server exited with {self.process.returncode}; log: {self._log}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"server did not listen on {self.port} within {timeout}s; log: {self._log}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        self._handle.close()
+
+
+def lambda_mcp_dev(
+    target: str, *, through_lambda: bool, validate_into: Path | None = None, log: Path | None = None
+) -> ServerProcess:
+    """`lambda-mcp dev TARGET [--lambda]`, optionally with every response schema-checked into `validate_into`."""
+    port = free_port()
+    env: dict[str, str] = {}
+    if validate_into is not None:
+        args = [sys.executable, str(ROOT / "tests/support/validating_server.py"), target, str(port)]
+        env["LAMBDA_MCP_TEST_VIOLATIONS"] = str(validate_into)
+    else:
+        args = [sys.executable, "-m", "lambda_mcp.cli", "dev", target, "--port", str(port)]
+    if through_lambda:
+        args.append("--lambda")
+    return ServerProcess(args, port, env, log)
