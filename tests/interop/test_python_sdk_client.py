@@ -15,16 +15,10 @@ version, sampling and elicitation (pushed over the session in legacy mode, retur
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -32,17 +26,16 @@ from mcp import Client, types
 from mcp.client import ClientRequestContext
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from tests.support.processes import ServerProcess, lambda_mcp_dev
+
 pytestmark = pytest.mark.anyio
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_SERVER = "examples/conformance/server.py"
 MODERN_VERSION = "2026-07-28"
 
 SERVER_MODES: dict[str, tuple[str, ...]] = {"dev": (), "dev --lambda": ("--lambda",)}
 CLIENT_MODES: tuple[str, ...] = ("auto", "legacy", MODERN_VERSION)
 
-STARTUP_TIMEOUT_SECONDS = 20.0
-STOP_TIMEOUT_SECONDS = 10.0
 INTERACTION_TIMEOUT_SECONDS = 30.0
 REQUEST_TIMEOUT_SECONDS = 20.0
 """Per-request read timeout: a hung request fails as an MCPError before the outer deadline."""
@@ -80,126 +73,7 @@ SERVER_TO_CLIENT_COMBINATIONS = [
 ]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --------------------------------------------------------------------------- server processes
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _signal_server(process: subprocess.Popen[bytes], signum: int) -> None:
-    """Signal the server's own process group (it was started in a new session, so its id is the PID)."""
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(process.pid, signum)
-        elif signum == signal.SIGTERM:  # pragma: no cover - non-POSIX
-            process.terminate()
-        else:  # pragma: no cover - non-POSIX
-            process.kill()
-    except ProcessLookupError:
-        pass
-
-
-@dataclass
-class _DevServer:
-    """One ``lambda_mcp.cli dev`` subprocess serving the conformance fixture."""
-
-    server_mode: str
-    port: int
-    process: subprocess.Popen[bytes]
-    stdout_path: Path
-    stderr_path: Path
-    stdout: IO[bytes]
-    stderr: IO[bytes]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def output(self) -> str:
-        """The server's captured stderr and stdout (tails), for failure messages."""
-        for stream in (self.stdout, self.stderr):
-            if not stream.closed:
-                stream.flush()
-        err = self.stderr_path.read_text(errors="replace")[-6000:]
-        out = self.stdout_path.read_text(errors="replace")[-2000:]
-        return f"--- stderr ---\n{err}\n--- stdout ---\n{out}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            _signal_server(self.process, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=STOP_TIMEOUT_SECONDS)
-            except subprocess.TimeoutExpired:
-                _signal_server(self.process, signal.SIGKILL)
-                self.process.wait(timeout=STOP_TIMEOUT_SECONDS)
-        # Sweep anything the server itself spawned into its (our) process group.
-        _signal_server(self.process, signal.SIGKILL)
-        self.stdout.close()
-        self.stderr.close()
-
-
-class _StartupError(Exception):
-    """The server process died or never listened; the message carries its output."""
-
-
-def _start_server(server_mode: str, log_dir: Path) -> _DevServer:
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "lambda_mcp.cli",
-        "dev",
-        FIXTURE_SERVER,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        *SERVER_MODES[server_mode],
-    ]
-    name = _server_id(server_mode)
-    stdout_path = log_dir / f"{name}.stdout.log"
-    stderr_path = log_dir / f"{name}.stderr.log"
-    stdout = stdout_path.open("wb")
-    stderr = stderr_path.open("wb")
-    process = subprocess.Popen(
-        command,
-        cwd=REPO_ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=stderr,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        start_new_session=True,
-    )
-    server = _DevServer(server_mode, port, process, stdout_path, stderr_path, stdout, stderr)
-    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-    while True:
-        returncode = process.poll()
-        if returncode is not None:
-            server.stop()
-            raise _StartupError(
-                f"`{' '.join(command[1:])}` exited with {returncode} before accepting connections\n{server.output()}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return server
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise _StartupError(
-                f"`{' '.join(command[1:])}` did not accept connections on 127.0.0.1:{port} "
-                f"within {STARTUP_TIMEOUT_SECONDS:.0f}s\n{server.output()}"
-            )
-        time.sleep(0.1)
 
 
 class _ServerPool:
@@ -207,28 +81,33 @@ class _ServerPool:
 
     def __init__(self, log_dir: Path) -> None:
         self._log_dir = log_dir
-        self._servers: dict[str, _DevServer] = {}
+        self._servers: dict[str, ServerProcess] = {}
         self._startup_failures: dict[str, str] = {}
 
-    def get(self, server_mode: str) -> _DevServer:
+    def get(self, server_mode: str) -> ServerProcess:
         if server_mode in self._startup_failures:
             pytest.fail(f"(startup failed earlier) {self._startup_failures[server_mode]}")
         server = self._servers.get(server_mode)
         if server is None:
+            log = self._log_dir / f"{_server_id(server_mode)}.log"
             try:
-                server = _start_server(server_mode, self._log_dir)
-            except _StartupError as error:
-                self._startup_failures[server_mode] = str(error)
-                pytest.fail(str(error))
+                server = lambda_mcp_dev(FIXTURE_SERVER, through_lambda=server_mode == "dev --lambda", log=log)
+            except RuntimeError as error:
+                self._startup_failures[server_mode] = f"{error}\n{log.read_text(errors='replace')[-4000:]}"
+                pytest.fail(self._startup_failures[server_mode])
             self._servers[server_mode] = server
-        elif server.process.poll() is not None:
-            pytest.fail(f"`{server_mode}` server died (exit {server.process.returncode})\n{server.output()}")
+        _fail_if_dead(server)
         return server
 
     def close(self) -> None:
         for server in self._servers.values():
             server.stop()
         self._servers.clear()
+
+
+def _fail_if_dead(server: ServerProcess) -> None:
+    if server.process.poll() is not None:
+        pytest.fail(f"server died (exit {server.process.returncode})\n{server.output()}")
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +129,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 async def _with_client(
-    server: _DevServer,
+    server: ServerProcess,
     mode: str,
     action: Callable[[Client], Awaitable[_T]],
     **client_options: Any,
@@ -275,8 +154,7 @@ async def _with_client(
             raise leaves[0] from None
         raise
     finally:
-        if server.process.poll() is not None:
-            pytest.fail(f"`{server.server_mode}` server died (exit {server.process.returncode})\n{server.output()}")
+        _fail_if_dead(server)
 
 
 def _texts(blocks: Sequence[object]) -> list[str]:

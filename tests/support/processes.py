@@ -51,6 +51,13 @@ class ServerProcess:
         self.stop()
         raise RuntimeError(f"server did not listen on {self.port} within {timeout}s; log: {self._log}")
 
+    def output(self) -> str:
+        """The tail of the server's log, for failure messages."""
+        try:
+            return self._log.read_text(errors="replace")[-6000:]
+        except OSError:
+            return ""
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)

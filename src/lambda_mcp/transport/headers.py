@@ -26,11 +26,13 @@ def mismatch(message: str) -> MCPError:
 def decode(value: str) -> str:
     """Decode one header value, raising -32020 for bad Base64 or characters a header cannot carry."""
     value = value.strip()
-    found = _ENCODED.match(value)
-    if found is None:
+    if not (value.startswith("=?base64?") and value.endswith("?=") and len(value) >= 11):
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
             raise mismatch("Header value contains invalid characters")
         return value
+    found = _ENCODED.match(value)
+    if found is None or len(found.group(1)) % 4:
+        raise mismatch("Header value has invalid Base64 encoding")
     try:
         return base64.b64decode(found.group(1), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
