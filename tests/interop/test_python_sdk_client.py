@@ -83,6 +83,9 @@ class _ServerPool:
         self._log_dir = log_dir
         self._servers: dict[str, ServerProcess] = {}
         self._startup_failures: dict[str, str] = {}
+        self.violations = log_dir / "schema-violations.txt"
+        """Every message the servers send is checked against its revision's schema into this file."""
+        self.violations.touch()
 
     def get(self, server_mode: str) -> ServerProcess:
         if server_mode in self._startup_failures:
@@ -91,7 +94,12 @@ class _ServerPool:
         if server is None:
             log = self._log_dir / f"{_server_id(server_mode)}.log"
             try:
-                server = lambda_mcp_dev(FIXTURE_SERVER, through_lambda=server_mode == "dev --lambda", log=log)
+                server = lambda_mcp_dev(
+                    FIXTURE_SERVER,
+                    through_lambda=server_mode == "dev --lambda",
+                    validate_into=self.violations,
+                    log=log,
+                )
             except RuntimeError as error:
                 self._startup_failures[server_mode] = f"{error}\n{log.read_text(errors='replace')[-4000:]}"
                 pytest.fail(self._startup_failures[server_mode])
@@ -117,6 +125,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_ServerPool]:
         yield pool
     finally:
         pool.close()
+    problems = pool.violations.read_text().splitlines()
+    assert not problems, "schema violations in messages sent to the SDK client:\n" + "\n".join(problems[:20])
 
 
 # --------------------------------------------------------------------------- client helpers
