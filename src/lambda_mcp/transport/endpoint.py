@@ -407,14 +407,18 @@ class MCPEndpoint:
             if session_id is not None:
                 self.in_flight.pop((session_id, str(message.id)), None)
 
+        first = 0
+        if resumable:
+            await call.push(None)  # the priming event: an id and empty data, first on the stream
+            first = 1
         call.task = asyncio.create_task(run())
-        if not resumable:
-            await call.wait(0, 0)
-            if call.finished and len(call.events) <= 1 and wants_json:
-                headers = {"mcp-session-id": scope.new_session_id} if scope.new_session_id else None
-                return _json(call.response, call.status, headers)
-        else:
-            await call.push(None)  # the priming event: an id and empty data
+        # JSON when the call ends without sending anything else; SSE once it sends a message or closes
+        await call.wait(first, 0)
+        if call.finished and len(call.events) <= first + 1 and wants_json:
+            if session_id is not None:
+                self.calls.pop((session_id, call.stream_id), None)
+            headers = {"mcp-session-id": scope.new_session_id} if scope.new_session_id else None
+            return _json(call.response, call.status, headers)
         headers = dict(sse.HEADERS)
         if scope.new_session_id:
             headers["mcp-session-id"] = scope.new_session_id
