@@ -22,14 +22,21 @@ def free_port() -> int:
 class ServerProcess:
     """A child process serving HTTP on `port`; `url` is its MCP endpoint."""
 
-    def __init__(self, args: list[str], port: int, env: dict[str, str] | None = None, log: Path | None = None) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        port: int,
+        env: dict[str, str] | None = None,
+        log: Path | None = None,
+        cwd: Path = ROOT,
+    ) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}/mcp"
         self._log = log or Path(os.devnull)
         self._handle = self._log.open("ab")
         self.process = subprocess.Popen(
             args,
-            cwd=ROOT,
+            cwd=cwd,
             env={**os.environ, **(env or {})},
             stdout=self._handle,
             stderr=subprocess.STDOUT,

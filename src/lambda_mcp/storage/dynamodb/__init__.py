@@ -1,0 +1,10 @@
+"""DynamoDB adapters for the storage ports: the only place boto3 is imported for state.
+
+Import this package only in deployments that use DynamoDB; nothing else in the kit imports it.
+"""
+
+from .events import DynamoDBEventLog
+from .sessions import DynamoDBSessionStore
+from .table import TABLE_DEFINITION, create_table
+
+__all__ = ["TABLE_DEFINITION", "DynamoDBEventLog", "DynamoDBSessionStore", "create_table"]

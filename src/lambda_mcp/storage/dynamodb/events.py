@@ -1,0 +1,87 @@
+"""`DynamoDBEventLog`: per-session SSE streams in the state table, replayable after an event id."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from ..errors import ConflictError
+from ..records import StoredEvent
+from . import keys
+from ._client import LazyClient, translated
+
+
+class DynamoDBEventLog:
+    """Each append takes the stream's next sequence number from a counter item, then writes the
+    event conditionally; ids are `<stream>.<seq>.<nonce>` like the in-memory log's."""
+
+    def __init__(self, table_name: str, *, client: Any | None = None, ttl_seconds: float = 3600.0) -> None:
+        self.table_name = table_name
+        self._client = LazyClient(client)
+        self._ttl = ttl_seconds
+
+    async def append(self, session_id: str, stream_id: str, message: dict[str, object] | None) -> StoredEvent:
+        expires = {"N": str(int(time.time() + self._ttl))}
+        pk = {"S": keys.session_pk(session_id)}
+        with translated():
+            counter = self._client().update_item(
+                TableName=self.table_name,
+                Key={keys.PK: pk, keys.SK: {"S": keys.stream_sk(stream_id)}},
+                UpdateExpression="ADD #seq :one SET #expires_at = :exp",
+                ExpressionAttributeNames={"#seq": "seq", "#expires_at": keys.EXPIRES_AT},
+                ExpressionAttributeValues={":one": {"N": "1"}, ":exp": expires},
+                ReturnValues="UPDATED_NEW",
+            )
+        seq = int(counter["Attributes"]["seq"]["N"])
+        event_id = f"{stream_id}.{seq}.{secrets.token_hex(4)}"
+        item = {
+            keys.PK: pk,
+            keys.SK: {"S": keys.event_sk(stream_id, seq)},
+            "event_id": {"S": event_id},
+            "message": {"S": json.dumps(message)},
+            keys.EXPIRES_AT: expires,
+        }
+        with translated(ConflictError, f"event {event_id} exists"):
+            self._client().put_item(
+                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
+            )
+        return StoredEvent(stream_id, seq, event_id, message)
+
+    async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
+        stream_id, _, rest = event_id.partition(".")
+        seq_text = rest.partition(".")[0]
+        if not seq_text.isdigit():
+            return None
+        seq = int(seq_text)
+        now = time.time()
+        with translated():
+            pages = (
+                self._client()
+                .get_paginator("query")
+                .paginate(
+                    TableName=self.table_name,
+                    KeyConditionExpression="pk = :pk AND sk BETWEEN :from AND :to",
+                    ExpressionAttributeValues={
+                        ":pk": {"S": keys.session_pk(session_id)},
+                        ":from": {"S": keys.event_sk(stream_id, seq)},
+                        ":to": {"S": keys.event_sk(stream_id, 9_999_999_999)},
+                    },
+                    ConsistentRead=True,
+                )
+            )
+            items = [item for page in pages for item in page.get("Items", [])]
+        live = [item for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
+        if not live or live[0]["event_id"]["S"] != event_id:
+            return None
+        events = [
+            StoredEvent(
+                stream_id,
+                int(item[keys.SK]["S"].rsplit("#", 1)[1]),
+                item["event_id"]["S"],
+                json.loads(item["message"]["S"]),
+            )
+            for item in live[1:]
+        ]
+        return stream_id, events

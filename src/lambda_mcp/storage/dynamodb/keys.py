@@ -1,0 +1,30 @@
+"""The single-table key design: every key format and attribute name the DynamoDB adapters use.
+
+| item | pk | sk |
+|---|---|---|
+| legacy session | `SESSION#<session id>` | `SESSION` |
+| stream counter | `SESSION#<session id>` | `STREAM#<stream id>` |
+| stream event | `SESSION#<session id>` | `EVENT#<stream id>#<seq, 10 digits>` |
+
+`expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
+because DynamoDB deletes expired items up to days late (and moto never does).
+"""
+
+from __future__ import annotations
+
+PK = "pk"
+SK = "sk"
+EXPIRES_AT = "expires_at"
+SESSION_SK = "SESSION"
+
+
+def session_pk(session_id: str) -> str:
+    return f"SESSION#{session_id}"
+
+
+def stream_sk(stream_id: str) -> str:
+    return f"STREAM#{stream_id}"
+
+
+def event_sk(stream_id: str, seq: int) -> str:
+    return f"EVENT#{stream_id}#{seq:010d}"

@@ -1,0 +1,122 @@
+"""`DynamoDBSessionStore`: legacy sessions in the state table, every change a conditional write."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ..errors import ConflictError, NotFoundError
+from ..records import SessionRecord
+from . import keys
+from ._client import LazyClient, translated
+
+_LIVE = "attribute_exists(pk) AND #terminated = :no AND #expires_at > :now"
+_NAMES = {
+    "#terminated": "terminated",
+    "#expires_at": keys.EXPIRES_AT,
+    "#touched_at": "touched_at",
+    "#log_level": "log_level",
+    "#subscriptions": "subscriptions",
+}
+"""Every attribute named in an expression goes through a placeholder (several are reserved words)."""
+
+
+class DynamoDBSessionStore:
+    """Sessions as single items; a terminated session stays (until TTL) so its id answers 404 everywhere."""
+
+    def __init__(self, table_name: str, *, client: Any | None = None, consistent_reads: bool = True) -> None:
+        self.table_name = table_name
+        self._client = LazyClient(client)
+        self._consistent = consistent_reads
+
+    def _key(self, session_id: str) -> dict[str, Any]:
+        return {keys.PK: {"S": keys.session_pk(session_id)}, keys.SK: {"S": keys.SESSION_SK}}
+
+    async def create(self, record: SessionRecord) -> None:
+        item = {
+            **self._key(record.session_id),
+            "protocol_version": {"S": record.protocol_version},
+            "client_capabilities": {"S": json.dumps(record.client_capabilities)},
+            "client_info": {"S": json.dumps(record.client_info)},
+            "created_at": {"N": repr(record.created_at)},
+            keys.EXPIRES_AT: {"N": str(int(record.expires_at))},
+            "touched_at": {"N": repr(record.touched_at)},
+            "terminated": {"BOOL": False},
+            "subscriptions": {"S": json.dumps(sorted(record.subscriptions))},
+        }
+        if record.principal is not None:
+            item["principal"] = {"S": record.principal}
+        if record.log_level is not None:
+            item["log_level"] = {"S": record.log_level}
+        with translated(ConflictError, f"session {record.session_id} exists"):
+            self._client().put_item(
+                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+
+    async def get(self, session_id: str, now: float) -> SessionRecord | None:
+        with translated():
+            found = (
+                self._client()
+                .get_item(TableName=self.table_name, Key=self._key(session_id), ConsistentRead=self._consistent)
+                .get("Item")
+            )
+        if found is None or found["terminated"]["BOOL"] or float(found[keys.EXPIRES_AT]["N"]) <= now:
+            return None
+        return SessionRecord(
+            session_id=session_id,
+            protocol_version=found["protocol_version"]["S"],
+            client_capabilities=json.loads(found["client_capabilities"]["S"]),
+            client_info=json.loads(found["client_info"]["S"]),
+            created_at=float(found["created_at"]["N"]),
+            expires_at=float(found[keys.EXPIRES_AT]["N"]),
+            principal=found.get("principal", {}).get("S"),
+            log_level=found.get("log_level", {}).get("S"),
+            subscriptions=set(json.loads(found["subscriptions"]["S"])),
+            touched_at=float(found["touched_at"]["N"]),
+        )
+
+    def _update(self, session_id: str, expression: str, values: dict[str, Any], now: float | None = None) -> None:
+        with translated(NotFoundError, f"session {session_id} is not live"):
+            self._client().update_item(
+                TableName=self.table_name,
+                Key=self._key(session_id),
+                UpdateExpression=expression,
+                ConditionExpression=_LIVE,
+                ExpressionAttributeNames=_names(expression, _LIVE),
+                ExpressionAttributeValues={
+                    ":no": {"BOOL": False},
+                    ":now": {"N": str(int(time.time() if now is None else now))},
+                    **values,
+                },
+            )
+
+    async def touch(self, session_id: str, now: float, expires_at: float) -> None:
+        values = {":exp": {"N": str(int(expires_at))}, ":t": {"N": repr(now)}}
+        self._update(session_id, "SET #expires_at = :exp, #touched_at = :t", values, now)
+
+    async def set_log_level(self, session_id: str, level: str) -> None:
+        self._update(session_id, "SET #log_level = :level", {":level": {"S": level}})
+
+    async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> None:
+        current = await self.get(session_id, time.time())
+        if current is None:
+            raise NotFoundError(f"session {session_id} is not live")
+        wanted = current.subscriptions | {uri} if subscribed else current.subscriptions - {uri}
+        values = {":subs": {"S": json.dumps(sorted(wanted))}, ":old": {"S": json.dumps(sorted(current.subscriptions))}}
+        with translated(ConflictError, f"session {session_id} changed concurrently"):
+            self._client().update_item(
+                TableName=self.table_name,
+                Key=self._key(session_id),
+                UpdateExpression="SET #subscriptions = :subs",
+                ConditionExpression=f"{_LIVE} AND #subscriptions = :old",
+                ExpressionAttributeNames=_names("#subscriptions", _LIVE),
+                ExpressionAttributeValues={":no": {"BOOL": False}, ":now": {"N": str(int(time.time()))}, **values},
+            )
+
+    async def terminate(self, session_id: str) -> None:
+        self._update(session_id, "SET #terminated = :yes", {":yes": {"BOOL": True}})
+
+
+def _names(*expressions: str) -> dict[str, str]:
+    return {k: v for k, v in _NAMES.items() if any(k in e for e in expressions)}
