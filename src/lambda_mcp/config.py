@@ -32,6 +32,8 @@ class Settings:
     retry_ms: int = 1000
     """`retry:` sent before the server closes a legacy SSE stream for polling."""
     server_request_timeout_seconds: float = 300.0
+    table_name: str | None = None
+    """DynamoDB state table; when set, sessions and stream events live there instead of in memory."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -48,4 +50,5 @@ class Settings:
             session_touch_seconds=float(env.get(PREFIX + "SESSION_TOUCH_SECONDS", 300)),
             max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
             retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
+            table_name=env.get(PREFIX + "TABLE_NAME") or None,
         )

@@ -34,11 +34,17 @@ def build_kit(
     sessions: SessionStore | None = None,
     events: EventLog | None = None,
 ) -> Kit:
-    """Wire a kit. `local=True` (the dev server) allows loopback Host/Origin and, when no
+    """Wire a kit. State lives in DynamoDB when `settings.table_name` is set, else in memory.
+    `local=True` (the dev server) allows loopback Host/Origin and, when no
     `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
     key = settings.state_key
     if key is None and local:
         key = secrets.token_bytes(32)
+    if settings.table_name and (sessions is None or events is None):
+        from .storage.dynamodb import DynamoDBEventLog, DynamoDBSessionStore  # boto3 only when configured
+
+        sessions = sessions or DynamoDBSessionStore(settings.table_name)
+        events = events or DynamoDBEventLog(settings.table_name, ttl_seconds=settings.session_ttl_seconds)
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
     dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds)

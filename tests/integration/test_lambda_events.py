@@ -91,3 +91,16 @@ def test_the_events_are_valid_json_for_sam_local_invoke() -> None:
     assert len(files) == 15
     for path in files:
         json.loads(path.read_text())
+
+
+def test_a_session_answers_only_the_principal_that_started_it(handler: Handler) -> None:
+    def as_user(event: dict[str, Any], sub: str) -> dict[str, Any]:
+        event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": sub}, "scopes": []}}
+        return event
+
+    started = handler(as_user(_load("http-api-v2", "initialize"), "alice"), LambdaContext())
+    session = {k.lower(): v for k, v in started["headers"].items()}["mcp-session-id"]
+    call = _load("http-api-v2", "legacy_tools_call", session)
+    assert handler(as_user(json.loads(json.dumps(call)), "bob"), LambdaContext())["statusCode"] == 404
+    assert handler(json.loads(json.dumps(call)), LambdaContext())["statusCode"] == 404  # anonymous
+    assert handler(as_user(call, "alice"), LambdaContext())["statusCode"] == 200
