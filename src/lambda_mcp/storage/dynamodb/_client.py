@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-from ..errors import ConflictError, NotFoundError, StorageError
-
-T = TypeVar("T")
+from ..errors import ConflictError, StorageError
 
 
 def default_client() -> Any:
@@ -46,6 +44,3 @@ def translated(on_condition: type[StorageError] = ConflictError, what: str = "")
         raise StorageError(f"DynamoDB {code or 'error'}: {exc}") from exc
     except BotoCoreError as exc:
         raise StorageError(f"DynamoDB unreachable: {exc}") from exc
-
-
-__all__ = ["ConflictError", "LazyClient", "NotFoundError", "StorageError", "translated"]

@@ -43,8 +43,9 @@ class DynamoDBSessionStore:
             keys.EXPIRES_AT: {"N": str(int(record.expires_at))},
             "touched_at": {"N": repr(record.touched_at)},
             "terminated": {"BOOL": False},
-            "subscriptions": {"S": json.dumps(sorted(record.subscriptions))},
         }
+        if record.subscriptions:
+            item["subscriptions"] = {"SS": sorted(record.subscriptions)}
         if record.principal is not None:
             item["principal"] = {"S": record.principal}
         if record.log_level is not None:
@@ -72,7 +73,7 @@ class DynamoDBSessionStore:
             expires_at=float(found[keys.EXPIRES_AT]["N"]),
             principal=found.get("principal", {}).get("S"),
             log_level=found.get("log_level", {}).get("S"),
-            subscriptions=set(json.loads(found["subscriptions"]["S"])),
+            subscriptions=set(found.get("subscriptions", {}).get("SS", [])),
             touched_at=float(found["touched_at"]["N"]),
         )
 
@@ -99,20 +100,9 @@ class DynamoDBSessionStore:
         self._update(session_id, "SET #log_level = :level", {":level": {"S": level}})
 
     async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> None:
-        current = await self.get(session_id, time.time())
-        if current is None:
-            raise NotFoundError(f"session {session_id} is not live")
-        wanted = current.subscriptions | {uri} if subscribed else current.subscriptions - {uri}
-        values = {":subs": {"S": json.dumps(sorted(wanted))}, ":old": {"S": json.dumps(sorted(current.subscriptions))}}
-        with translated(ConflictError, f"session {session_id} changed concurrently"):
-            self._client().update_item(
-                TableName=self.table_name,
-                Key=self._key(session_id),
-                UpdateExpression="SET #subscriptions = :subs",
-                ConditionExpression=f"{_LIVE} AND #subscriptions = :old",
-                ExpressionAttributeNames=_names("#subscriptions", _LIVE),
-                ExpressionAttributeValues={":no": {"BOOL": False}, ":now": {"N": str(int(time.time()))}, **values},
-            )
+        """One atomic string-set update (an emptied set drops the attribute, read back as no subscriptions)."""
+        action = "ADD" if subscribed else "DELETE"
+        self._update(session_id, f"{action} #subscriptions :uri", {":uri": {"SS": [uri]}})
 
     async def terminate(self, session_id: str) -> None:
         self._update(session_id, "SET #terminated = :yes", {":yes": {"BOOL": True}})

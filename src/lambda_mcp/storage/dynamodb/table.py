@@ -1,4 +1,4 @@
-"""The state table's definition (mirrored by `template.yaml`) and a helper that creates it locally."""
+"""The state table's definition (the SAM template must declare the same keys) and a local create helper."""
 
 from __future__ import annotations
 
