@@ -94,6 +94,23 @@ WIRES = {
     ),
 }
 HEADLINE_WIRE = "modern"
+INITIALIZE = Wire(
+    "initialize",
+    "2025-11-25 initialize (creates a session: one conditional PutItem when state is in DynamoDB)",
+    {"host": DOMAIN, "content-type": "application/json", "accept": "application/json, text/event-stream"},
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "b", "version": "1"},
+            },
+        }
+    ),
+)
 
 
 def api_gw_v2_event(wire: Wire) -> dict[str, Any]:
@@ -139,6 +156,17 @@ def check_response(status: int, body: str | bytes) -> str | None:
     if msg.get("id") != 1 or msg["result"].get("isError") or content[0].get("text") != "3":
         return "result is not add(1, 2) = 3"
     return None
+
+
+def check_initialize(status: int, body: str | bytes) -> str | None:
+    """Return why an `initialize` response is wrong, or None if it is right."""
+    if status != 200:
+        return f"status {status}"
+    try:
+        version = json.loads(body)["result"]["protocolVersion"]
+    except (ValueError, KeyError, TypeError):
+        return "body is not an InitializeResult"
+    return None if version == "2025-11-25" else f"negotiated {version}"
 
 
 def mangum_status_body(resp: dict[str, Any]) -> tuple[int, str]:
@@ -262,13 +290,15 @@ print(json.dumps(_out))
 CTX_SNIPPET = inspect.getsource(FakeLambdaContext)  # the cold child defines it too
 
 
-def cold_once(stack: Stack, wire: Wire, probe: bool = False) -> dict[str, Any]:
-    """One fresh process: import the entrypoint, serve the first `tools/call`, check it."""
+def cold_once(
+    stack: Stack, wire: Wire, probe: bool = False, check: Callable[[int, str], str | None] = check_response
+) -> dict[str, Any]:
+    """One fresh process: import the entrypoint, serve the first request (`tools/call` by default), check it."""
     code = COLD_SNIPPET.format(module=stack.module, event=api_gw_v2_event(wire), probe=probe)
     out, _err, wall = run_child(stack, ["-c", CTX_SNIPPET + code])
     result = json.loads(out.strip().splitlines()[-1])
     status, body = mangum_status_body(result["resp"])
-    if problem := check_response(status, body):
+    if problem := check(status, body):
         raise BenchError(
             f"{stack.key} cold first call on {wire.key} wire: {problem}\n"
             f"request: {wire.headers} {wire.body}\nresponse: {result['resp']}"
@@ -296,6 +326,45 @@ def bench_cold(runs: int) -> dict[str, Any]:
         stats[key] = {field: median([row[field] for row in rows]) for field in ("import_s", "first_call_s", "wall_s")}
         stats[key]["init_s"] = median([row["import_s"] + row["first_call_s"] for row in rows])
     return stats
+
+
+def bench_cold_dynamodb(runs: int) -> dict[str, Any]:
+    """Cold init of lambda-mcp with its DynamoDB adapters configured, against a local AWS API on 127.0.0.1.
+
+    Two first requests: a modern `tools/call` (stateless: no storage call, boto3 never imported)
+    and a legacy `initialize` (imports boto3, builds the client, one conditional PutItem).
+    """
+    sys.path.insert(0, str(REPO / "src"))
+    from lambda_mcp.local import aws
+
+    local = aws.start(None)
+    try:
+        env = {
+            "LAMBDA_MCP_TABLE_NAME": "bench-state",
+            "AWS_ENDPOINT_URL_DYNAMODB": local.endpoint,
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+        }
+        import boto3
+
+        from lambda_mcp.storage.dynamodb import create_table
+
+        credentials = {"aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
+        client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=local.endpoint, **credentials)
+        create_table(client, "bench-state")
+        base = STACKS["lambda-mcp"]
+        stack = Stack("lambda-mcp+dynamodb", base.module, {**base.env, **env}, True, False)
+        stats: dict[str, Any] = {"engine": local.engine}
+        for name, wire, check in (
+            ("tools_call", WIRES[HEADLINE_WIRE], check_response),
+            ("initialize", INITIALIZE, check_initialize),
+        ):
+            rows = [cold_once(stack, wire, check=check) for _ in range(runs)]
+            stats[name] = {f: median([r[f] for r in rows]) for f in ("import_s", "first_call_s", "wall_s")}
+            stats[name]["init_s"] = median([r["import_s"] + r["first_call_s"] for r in rows])
+        return stats
+    finally:
+        local.stop()
 
 
 # --- warm (runs inside a worker subprocess) ------------------------------------------------
@@ -510,6 +579,7 @@ def report(
     cold: dict[str, Any],
     warm: dict[str, Any],
     imp: dict[str, Any],
+    cold_ddb: dict[str, Any],
 ) -> None:
     lm, sdk = "lambda-mcp", "sdk"
     print("lambda-mcp vs official MCP Python SDK (mcp 2.3.0 MCPServer) behind AWS Lambda (Mangum)")
@@ -535,6 +605,15 @@ def report(
     print("   second Mangum invocation in the same process:")
     for key in STACKS:
         print(f"     {key:10} {cold['probes'][key]}")
+    print()
+
+    print(f"== Cold init with the DynamoDB adapters configured ({args.cold_runs} fresh processes each, medians;")
+    print(f"   state table on {cold_ddb['engine']} at 127.0.0.1; the SDK column is its cold modern tools/call above)")
+    print(f"   {'':50} {lm + '+ddb':>14} {sdk:>12} {'ratio':>8}")
+    for name, label in (("tools_call", "modern tools/call (0 calls)"), ("initialize", "legacy initialize (1 PutItem)")):
+        for field, what in (("import_s", "import"), ("init_s", "import + 1st request")):
+            a, b = cold_ddb[name][field], cold[sdk][field]
+            print(f"   {label + ': ' + what:50} {a * 1e3:11.1f} ms {b * 1e3:9.1f} ms {ratio(a, b):>8}")
     print()
 
     print(f"== Warm per-request ({args.warm_rounds} rounds x {args.warm_requests} tools/call per stack,")
@@ -596,6 +675,22 @@ def report(
         "ms",
         1e3,
         TARGETS["cold"],
+    )
+    row(
+        "cold init, DynamoDB configured",
+        cold_ddb["tools_call"]["init_s"],
+        cold[sdk]["init_s"],
+        "ms",
+        1e3,
+        TARGETS["cold"],
+    )
+    row(
+        "cold init + 1st initialize (DDB)",
+        cold_ddb["initialize"]["init_s"],
+        cold[sdk]["init_s"],
+        "ms",
+        1e3,
+        None,
     )
     row(
         "warm request (direct ASGI)",
@@ -685,12 +780,13 @@ def main() -> int:
             warm_worker(args.worker, args.warm_requests, args.warmup)
             return 0
         cold = bench_cold(args.cold_runs)
+        cold_ddb = bench_cold_dynamodb(args.cold_runs)
         warm = bench_warm(args.warm_rounds, args.warm_requests, args.warmup)
         imp = bench_importtime(args.import_runs)
     except BenchError as exc:
         print(f"BENCHMARK ERROR: {exc}", file=sys.stderr)
         return 1
-    report(args, cold, warm, imp)
+    report(args, cold, warm, imp, cold_ddb)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""The `lambda-mcp` console script: `dev` runs an app locally, `invoke` runs one event through the handler."""
+"""The `lambda-mcp` console script: `dev` runs an app locally, `invoke` runs one event through the handler,
+`local-aws` runs the local AWS API on its own."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,27 +24,65 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="serve through the real Lambda handler with API Gateway v2 events (buffered, as in production)",
     )
+    dev.add_argument(
+        "--aws",
+        choices=["memory", "local"],
+        default="memory",
+        help="where state lives: in memory (default), or DynamoDB on a local AWS API the kit starts "
+        "(DynamoDB Local when Java is present, else moto server)",
+    )
+    dev.add_argument("--aws-endpoint", metavar="URL", help="use DynamoDB at an existing local AWS API endpoint")
+    dev.add_argument("--data-dir", type=Path, default=Path(".lambda-mcp/dynamodb-local"), help="DynamoDB Local data")
+    dev.add_argument("--table", help="state table name (default: $LAMBDA_MCP_TABLE_NAME or lambda-mcp-state)")
     invoke = commands.add_parser("invoke", help="run one Lambda event (JSON file) through the HTTP handler")
     invoke.add_argument("event", help="path to an API Gateway / Function URL event JSON file")
     invoke.add_argument("--app", required=True, help="path/to/file.py[:app] or module[:app]")
+    invoke.add_argument("--session-id", help="fill the event's REPLACE_WITH_SESSION_ID placeholder")
+    invoke.add_argument("--aws-endpoint", metavar="URL", help="keep state in DynamoDB at this local endpoint")
+    invoke.add_argument("--table", help="state table name")
+    commands.add_parser("local-aws", help="run the local AWS API (DynamoDB Local or moto) in the foreground")
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["local-aws"]:
+        from .local.aws import main as local_aws
+
+        return local_aws(list(argv[1:]))
     args = parser.parse_args(argv)
 
     if args.command == "dev":
-        if args.through_lambda:
-            from .local.apigw import serve as serve_lambda
+        from .local.aws import LocalAWSError, prepare
 
-            serve_lambda(args.target, args.host, args.port)
-        else:
-            from .local.dev import serve
+        try:
+            local = prepare(args.aws, args.aws_endpoint, args.data_dir, args.table)
+        except LocalAWSError as exc:
+            print(f"lambda-mcp dev: {exc}", file=sys.stderr)
+            return 2
+        try:
+            if args.through_lambda:
+                from .local.apigw import serve as serve_lambda
 
-            serve(args.target, args.host, args.port)
+                serve_lambda(args.target, args.host, args.port)
+            else:
+                from .local.dev import serve
+
+                serve(args.target, args.host, args.port)
+        finally:
+            if local is not None:
+                local.stop()
         return 0
     if args.command == "invoke":
         os.environ["LAMBDA_MCP_APP"] = args.app
+        if args.aws_endpoint:
+            from .local.aws import configure
+
+            configure(args.aws_endpoint, args.table)
         from .local.apigw import LambdaContext
 
         with open(args.event, encoding="utf-8") as handle:
-            event = json.load(handle)
+            text = handle.read()
+        if args.session_id:
+            text = text.replace("REPLACE_WITH_SESSION_ID", args.session_id)
+        event = json.loads(text)
         from .entrypoints.http import handler
 
         json.dump(handler(event, LambdaContext()), sys.stdout, indent=2)

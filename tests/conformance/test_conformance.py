@@ -1,4 +1,5 @@
-"""The official MCP conformance suite against `lambda-mcp dev` and `lambda-mcp dev --lambda`.
+"""The official MCP conformance suite against `lambda-mcp dev`, `dev --lambda` and `dev --lambda --aws local`
+(the last keeps its state in DynamoDB Local, started by the kit itself).
 
 Each run uses the harness's own `--expected-failures` baseline (`baselines/<mode>.yml`): the run
 fails on a scenario that fails and is not listed, and on a listed scenario that passes, so the
@@ -33,10 +34,12 @@ SCORED_MINIMUM = {
     ("dev", "2026-07-28"): (37, 37),
     ("lambda", "2025-11-25"): (26, 30),
     ("lambda", "2026-07-28"): (37, 37),
+    ("lambda-aws", "2025-11-25"): (26, 30),
+    ("lambda-aws", "2026-07-28"): (37, 37),
 }
 
 
-@pytest.fixture(scope="module", params=["dev", "lambda"])
+@pytest.fixture(scope="module", params=["dev", "lambda", "lambda-aws"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, ServerProcess, Path]]:
@@ -49,10 +52,13 @@ def server(
     violations.touch()
     process = lambda_mcp_dev(
         "examples/conformance/server.py",
-        through_lambda=request.param == "lambda",
+        through_lambda=request.param != "dev",
         validate_into=violations,
         log=work / "server.log",
+        aws_data_dir=work / "dynamodb" if request.param == "lambda-aws" else None,
     )
+    if request.param == "lambda-aws":
+        assert "on dynamodb-local" in process.output(), process.output()
     yield request.param, process, violations
     process.stop()
 

@@ -77,9 +77,15 @@ class ServerProcess:
 
 
 def lambda_mcp_dev(
-    target: str, *, through_lambda: bool, validate_into: Path | None = None, log: Path | None = None
+    target: str,
+    *,
+    through_lambda: bool,
+    validate_into: Path | None = None,
+    log: Path | None = None,
+    aws_data_dir: Path | None = None,
 ) -> ServerProcess:
-    """`lambda-mcp dev TARGET [--lambda]`, optionally with every response schema-checked into `validate_into`."""
+    """`lambda-mcp dev TARGET [--lambda] [--aws local --data-dir DIR]`, optionally with every response
+    schema-checked into `validate_into`."""
     port = free_port()
     env: dict[str, str] = {}
     if validate_into is not None:
@@ -89,4 +95,8 @@ def lambda_mcp_dev(
         args = [sys.executable, "-m", "lambda_mcp.cli", "dev", target, "--port", str(port)]
     if through_lambda:
         args.append("--lambda")
+    if aws_data_dir is not None:
+        args += ["--aws-data-dir", str(aws_data_dir)] if validate_into is not None else ["--aws", "local"]
+        if validate_into is None:
+            args += ["--data-dir", str(aws_data_dir)]
     return ServerProcess(args, port, env, log)

@@ -12,6 +12,7 @@ import concurrent.futures
 import importlib
 import os
 import secrets
+import signal
 import time
 import uuid
 from collections.abc import Callable
@@ -134,8 +135,11 @@ def serve(target: str, host: str, port: int) -> None:
     os.environ.setdefault("LAMBDA_MCP_STATE_KEY", secrets.token_urlsafe(32))
     server = ThreadingHTTPServer((host, port), _make_handler(_Invoker(), f"{host}:{port}"))
     server.daemon_threads = True
+    signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
+    state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
     print(
-        f"lambda-mcp dev --lambda: http://{host}:{port}/mcp -> HTTP API v2 event -> Lambda handler (buffered)",
+        f"lambda-mcp dev --lambda: http://{host}:{port}/mcp -> HTTP API v2 event -> Lambda handler (buffered), "
+        + (f"state in DynamoDB table {state}" if state else "in-memory state"),
         flush=True,
     )
     try:
@@ -144,3 +148,7 @@ def serve(target: str, host: str, port: int) -> None:
         pass
     finally:
         server.server_close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

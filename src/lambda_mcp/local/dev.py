@@ -11,8 +11,8 @@ from ..transport.app import create_app
 def serve(target: str, host: str, port: int) -> None:
     import uvicorn
 
-    kit = build_kit(load_app(target), Settings.from_env(), streaming=True, local=True)
-    print(
-        f"lambda-mcp dev: serving {kit.app.name} on http://{host}:{port}/mcp (in-memory state, streaming)", flush=True
-    )
+    settings = Settings.from_env()
+    kit = build_kit(load_app(target), settings, streaming=True, local=True)
+    state = f"state in DynamoDB table {settings.table_name}" if settings.table_name else "in-memory state"
+    print(f"lambda-mcp dev: serving {kit.app.name} on http://{host}:{port}/mcp ({state}, streaming)", flush=True)
     uvicorn.run(create_app(kit), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1)
