@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from lambda_mcp.storage import EventLog, InMemoryEventLog, InMemorySessionStore, SessionStore
+from lambda_mcp.tasks import InMemoryTaskStore, TaskStore
 
 BACKENDS = ["memory", "moto", "moto-server", "dynamodb-local"]
 
@@ -67,3 +68,13 @@ def event_log(backend: tuple[str, Any]) -> EventLog:
 
     client, table = backend[1]
     return DynamoDBEventLog(table, client=client)
+
+
+@pytest.fixture
+def task_store(backend: tuple[str, Any]) -> TaskStore:
+    if backend[1] is None:
+        return InMemoryTaskStore()
+    from lambda_mcp.storage.dynamodb import DynamoDBTaskStore
+
+    client, table = backend[1]
+    return DynamoDBTaskStore(table, client=client)

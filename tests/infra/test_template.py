@@ -72,7 +72,7 @@ def test_http_api_is_the_default_and_rest_is_an_option(cfn: dict[str, Any]) -> N
 def test_the_table_matches_the_kit_definition_and_has_ttl(cfn: dict[str, Any]) -> None:
     (table,) = _of_type(cfn, "AWS::DynamoDB::Table").values()
     props = table["Properties"]
-    for key in ("AttributeDefinitions", "KeySchema", "BillingMode"):
+    for key in ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode"):
         assert props[key] == TABLE_DEFINITION[key], key
     assert props["TimeToLiveSpecification"] == {"AttributeName": keys.EXPIRES_AT, "Enabled": True}
 

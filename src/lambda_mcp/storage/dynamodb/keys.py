@@ -5,6 +5,7 @@
 | legacy session | `SESSION#<session id>` | `SESSION` |
 | stream counter | `SESSION#<session id>` | `STREAM#<stream id>` |
 | stream event | `SESSION#<session id>` | `EVENT#<stream id>#<seq, 10 digits>` |
+| task | `TASK#<task id>` | `TASK` (also `owner_pk`, `created_sk` for the `by-owner` index; below) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
 because DynamoDB deletes expired items up to days late (and moto never does).
@@ -28,3 +29,27 @@ def stream_sk(stream_id: str) -> str:
 
 def event_sk(stream_id: str, seq: int) -> str:
     return f"EVENT#{stream_id}#{seq:010d}"
+
+
+# Tasks
+#
+# | item | pk | sk | owner_pk (index `by-owner`) | created_sk |
+# |---|---|---|---|---|
+# | task | `TASK#<task id>` | `TASK` | `OWNER#<owner>` | `<created_at, 17.6f>#<task id>` |
+
+TASK_SK = "TASK"
+OWNER_PK = "owner_pk"
+CREATED_SK = "created_sk"
+BY_OWNER_INDEX = "by-owner"
+
+
+def task_pk(task_id: str) -> str:
+    return f"TASK#{task_id}"
+
+
+def owner_pk(owner: str) -> str:
+    return f"OWNER#{owner}"
+
+
+def created_sk(created_at: float, task_id: str) -> str:
+    return f"{created_at:017.6f}#{task_id}"

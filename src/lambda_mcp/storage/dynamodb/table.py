@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from . import keys
@@ -10,10 +11,22 @@ TABLE_DEFINITION: dict[str, Any] = {
     "AttributeDefinitions": [
         {"AttributeName": keys.PK, "AttributeType": "S"},
         {"AttributeName": keys.SK, "AttributeType": "S"},
+        {"AttributeName": keys.OWNER_PK, "AttributeType": "S"},
+        {"AttributeName": keys.CREATED_SK, "AttributeType": "S"},
     ],
     "KeySchema": [
         {"AttributeName": keys.PK, "KeyType": "HASH"},
         {"AttributeName": keys.SK, "KeyType": "RANGE"},
+    ],
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": keys.BY_OWNER_INDEX,
+            "KeySchema": [
+                {"AttributeName": keys.OWNER_PK, "KeyType": "HASH"},
+                {"AttributeName": keys.CREATED_SK, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
     ],
     "BillingMode": "PAY_PER_REQUEST",
 }
@@ -25,9 +38,31 @@ def create_table(client: Any, table_name: str) -> None:
     if table_name not in existing:
         client.create_table(TableName=table_name, **TABLE_DEFINITION)
         client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 50})
+    else:
+        _add_missing_indexes(client, table_name)
     if _ttl_disabled(client, table_name):
         spec = {"Enabled": True, "AttributeName": keys.EXPIRES_AT}
         client.update_time_to_live(TableName=table_name, TimeToLiveSpecification=spec)
+
+
+def _add_missing_indexes(client: Any, table_name: str) -> None:
+    """Bring a table made by an older kit up to date (a local data directory outlives upgrades)."""
+    present = {
+        i["IndexName"] for i in client.describe_table(TableName=table_name)["Table"].get("GlobalSecondaryIndexes", [])
+    }
+    for index in TABLE_DEFINITION["GlobalSecondaryIndexes"]:
+        if index["IndexName"] in present:
+            continue
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=TABLE_DEFINITION["AttributeDefinitions"],
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )
+        for _ in range(100):
+            found = client.describe_table(TableName=table_name)["Table"].get("GlobalSecondaryIndexes", [])
+            if any(i["IndexName"] == index["IndexName"] and i.get("IndexStatus") == "ACTIVE" for i in found):
+                break
+            time.sleep(0.2)
 
 
 def _ttl_disabled(client: Any, table_name: str) -> bool:

@@ -1,0 +1,95 @@
+"""DynamoDB adapter for the task store: one item per task, conditional writes, listing through the owner index."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from ...tasks.model import TERMINAL, TaskRecord
+from ...tasks.store import decode_cursor, encode_cursor
+from ..errors import ConflictError
+from . import keys
+from ._client import LazyClient, translated
+
+_NOT_FINAL = "#version = :version AND NOT #status IN (" + ", ".join(f":final{i}" for i in range(len(TERMINAL))) + ")"
+_FINAL_VALUES = {f":final{i}": {"S": status} for i, status in enumerate(sorted(TERMINAL))}
+_LIVE = "#expires_at > :now"
+
+
+class DynamoDBTaskStore:
+    """The whole record is one item: a few key attributes for conditions and the index, the rest as JSON."""
+
+    def __init__(self, table_name: str, *, client: Any | None = None) -> None:
+        self.table_name = table_name
+        self._client = LazyClient(client)
+
+    def _key(self, task_id: str) -> dict[str, Any]:
+        return {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.TASK_SK}}
+
+    def _item(self, record: TaskRecord) -> dict[str, Any]:
+        return {
+            **self._key(record.task_id),
+            keys.OWNER_PK: {"S": keys.owner_pk(record.owner)},
+            keys.CREATED_SK: {"S": keys.created_sk(record.created_at, record.task_id)},
+            keys.EXPIRES_AT: {"N": str(int(record.expires_at))},
+            "status": {"S": record.status},
+            "version": {"N": str(record.version)},
+            "body": {"S": json.dumps(dataclasses.asdict(record), separators=(",", ":"))},
+        }
+
+    @staticmethod
+    def _record(item: dict[str, Any]) -> TaskRecord:
+        return TaskRecord(**json.loads(item["body"]["S"]))
+
+    async def create(self, record: TaskRecord) -> None:
+        with translated(ConflictError, f"task {record.task_id} exists"):
+            self._client().put_item(
+                TableName=self.table_name, Item=self._item(record), ConditionExpression="attribute_not_exists(pk)"
+            )
+
+    async def get(self, task_id: str, now: float) -> TaskRecord | None:
+        with translated():
+            item = (
+                self._client()
+                .get_item(TableName=self.table_name, Key=self._key(task_id), ConsistentRead=True)
+                .get("Item")
+            )
+        if item is None or float(item[keys.EXPIRES_AT]["N"]) <= now:
+            return None
+        return self._record(item)
+
+    async def save(self, record: TaskRecord) -> TaskRecord:
+        saved = dataclasses.replace(record, version=record.version + 1)
+        with translated(ConflictError, f"task {record.task_id} changed or is final"):
+            self._client().put_item(
+                TableName=self.table_name,
+                Item=self._item(saved),
+                ConditionExpression=_NOT_FINAL,
+                ExpressionAttributeNames={"#version": "version", "#status": "status"},
+                ExpressionAttributeValues={":version": {"N": str(record.version)}, **_FINAL_VALUES},
+            )
+        return saved
+
+    async def list_owned(
+        self, owner: str, now: float, cursor: str | None = None, limit: int = 50
+    ) -> tuple[list[TaskRecord], str | None]:
+        query: dict[str, Any] = {
+            "TableName": self.table_name,
+            "IndexName": keys.BY_OWNER_INDEX,
+            "KeyConditionExpression": "#owner = :owner",
+            "FilterExpression": _LIVE,
+            "ExpressionAttributeNames": {"#owner": keys.OWNER_PK, "#expires_at": keys.EXPIRES_AT},
+            "ExpressionAttributeValues": {":owner": {"S": keys.owner_pk(owner)}, ":now": {"N": str(int(now))}},
+            "Limit": limit,
+        }
+        if cursor is not None:
+            position = decode_cursor(cursor)
+            if position.get("o") != owner or not isinstance(position.get("k"), dict):
+                raise ValueError("invalid cursor")
+            query["ExclusiveStartKey"] = position["k"]
+        with translated():
+            page = self._client().query(**query)
+        records = [r for r in map(self._record, page.get("Items", [])) if r.live(now)]
+        last = page.get("LastEvaluatedKey")
+        return records, encode_cursor({"o": owner, "k": last}) if last else None

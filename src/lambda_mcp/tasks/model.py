@@ -1,0 +1,83 @@
+"""The task record and its state machine, as pure data: which status may follow which, and what changes with it.
+
+`working -> input_required | completed | failed | cancelled`, `input_required -> working |
+completed | failed | cancelled`; `completed`, `failed` and `cancelled` are final. Stores enforce the
+same rule with conditional writes (a write is conditioned on the version read and on the stored
+status not being final), so a cancel and a completion racing each other end in exactly one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+ALLOWED: dict[str, frozenset[str]] = {
+    "working": frozenset({"input_required", "completed", "failed", "cancelled"}),
+    "input_required": frozenset({"working", "completed", "failed", "cancelled"}),
+}
+
+
+class InvalidTransition(Exception):
+    """A status change the state machine does not allow (for example anything after a final status)."""
+
+
+def new_task_id() -> str:
+    """An unguessable id (192 random bits): ids may act as bearer handles."""
+    return secrets.token_urlsafe(24)
+
+
+@dataclass
+class TaskRecord:
+    task_id: str
+    owner: str
+    """Who may see it: `principal:<sub>` when authenticated, else `session:<id>`, else `task:<id>` (id only)."""
+    method: str
+    params: dict[str, Any]
+    created_at: float
+    expires_at: float
+    ttl_ms: int | None
+    poll_interval_ms: int
+    wire: Literal["legacy", "modern"] = "modern"
+    status: TaskStatus = "working"
+    status_message: str | None = None
+    updated_at: float = 0.0
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    """The JSON-RPC error object, verbatim, for `failed`."""
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Outstanding requests to the client, by key (keys are unique over the task's life)."""
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    """Every answer received so far, by key; the worker replays them in order on re-runs."""
+    cancel_requested: bool = False
+    progress_token: str | int | None = None
+    session_id: str | None = None
+    protocol_version: str | None = None
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    lease_owner: str | None = None
+    lease_expires_at: float = 0.0
+    attempts: int = 0
+    version: int = 0
+    """Bumped by every write; each write is conditioned on the version it read."""
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def live(self, now: float) -> bool:
+        return self.expires_at > now
+
+
+def transition(record: TaskRecord, status: TaskStatus, now: float, **changes: Any) -> TaskRecord:
+    """A copy of `record` in `status` with `changes` applied; raises `InvalidTransition` if not allowed.
+
+    A same-status "transition" of a live task (e.g. storing answers while `input_required`) is allowed.
+    """
+    if record.terminal:
+        raise InvalidTransition(f"task {record.task_id} is already {record.status}")
+    if status != record.status and status not in ALLOWED[record.status]:
+        raise InvalidTransition(f"task {record.task_id}: {record.status} -> {status} is not allowed")
+    return dataclasses.replace(record, status=status, updated_at=now, **changes)

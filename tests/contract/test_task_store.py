@@ -1,0 +1,95 @@
+"""The task store contract, the same on every adapter: durable create, the state machine enforced by
+conditional writes (a final status never changes, a stale write loses), expiry, listing by owner."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from lambda_mcp.storage import ConflictError
+from lambda_mcp.tasks import InvalidTransition, TaskRecord, TaskStore, new_task_id, transition
+
+pytestmark = pytest.mark.anyio
+NOW = 1_800_000_000.0
+
+
+def _task(owner: str = "principal:alice", created: float = NOW, ttl: float = 600) -> TaskRecord:
+    return TaskRecord(
+        task_id=new_task_id(),
+        owner=owner,
+        method="tools/call",
+        params={"name": "slow_compute", "arguments": {"seconds": 1}},
+        created_at=created,
+        updated_at=created,
+        expires_at=created + ttl,
+        ttl_ms=int(ttl * 1000),
+        poll_interval_ms=500,
+    )
+
+
+async def test_a_created_task_reads_back_and_ids_are_unique(task_store: TaskStore) -> None:
+    task = _task()
+    await task_store.create(task)
+    assert await task_store.get(task.task_id, NOW) == task
+    with pytest.raises(ConflictError):
+        await task_store.create(task)
+    assert await task_store.get(new_task_id(), NOW) is None
+
+
+async def test_the_state_machine_holds_across_writes(task_store: TaskStore) -> None:
+    task = _task()
+    await task_store.create(task)
+    parked = await task_store.save(
+        transition(task, "input_required", NOW + 1, input_requests={"confirm": {"method": "elicitation/create"}})
+    )
+    assert parked.version == 1 and parked.status == "input_required"
+    answered = transition(parked, "input_required", NOW + 2, input_responses={"confirm": {"action": "accept"}})
+    resumed = await task_store.save(transition(answered, "working", NOW + 2, input_requests={}))
+    done = await task_store.save(transition(resumed, "completed", NOW + 3, result={"content": []}))
+    stored = await task_store.get(task.task_id, NOW + 3)
+    assert stored is not None and stored.status == "completed" and stored.result == {"content": []}
+    assert stored.input_responses == {"confirm": {"action": "accept"}} and stored.version == done.version
+    with pytest.raises(InvalidTransition):
+        transition(stored, "working", NOW + 4)
+    with pytest.raises(ConflictError):  # even a write that skips the state machine cannot touch a final task
+        await task_store.save(dataclasses.replace(stored, status="working"))
+
+
+async def test_a_stale_write_loses_so_cancel_and_completion_end_in_one_state(task_store: TaskStore) -> None:
+    task = _task()
+    await task_store.create(task)
+    seen_by_worker = await task_store.get(task.task_id, NOW)
+    seen_by_canceller = await task_store.get(task.task_id, NOW)
+    assert seen_by_worker is not None and seen_by_canceller is not None
+    await task_store.save(transition(seen_by_canceller, "cancelled", NOW + 1, cancel_requested=True))
+    with pytest.raises(ConflictError):
+        await task_store.save(transition(seen_by_worker, "completed", NOW + 2, result={"content": []}))
+    final = await task_store.get(task.task_id, NOW + 2)
+    assert final is not None and final.status == "cancelled" and final.result is None
+
+
+async def test_expired_tasks_are_invisible(task_store: TaskStore) -> None:
+    task = _task(ttl=60)
+    await task_store.create(task)
+    assert await task_store.get(task.task_id, NOW + 59) is not None
+    assert await task_store.get(task.task_id, NOW + 61) is None
+    listed, _ = await task_store.list_owned(task.owner, NOW + 61)
+    assert listed == []
+
+
+async def test_listing_pages_through_only_the_owners_tasks_in_creation_order(task_store: TaskStore) -> None:
+    mine = [_task(created=NOW + i) for i in range(5)]
+    theirs = [_task(owner="principal:bob", created=NOW + i) for i in range(2)]
+    for task in [*theirs, *reversed(mine)]:
+        await task_store.create(task)
+    seen: list[str] = []
+    cursor: str | None = None
+    for _ in range(10):
+        page, cursor = await task_store.list_owned("principal:alice", NOW + 10, cursor, limit=2)
+        seen += [t.task_id for t in page]
+        if cursor is None:
+            break
+    assert seen == [t.task_id for t in mine]
+    with pytest.raises(ValueError):
+        await task_store.list_owned("principal:alice", NOW, "not-a-cursor")
