@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from lambda_mcp import Context, MCPApp
+from lambda_mcp import Context, MCPApp, MCPError
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -440,6 +440,74 @@ async def test_input_required_result_prompt(ctx: Context) -> str:
         "What context should the prompt use?", _form(context={"type": "string"}), key="user_context"
     )
     return f"Prompt with context: {(answer.get('content') or {}).get('context', 'unknown')}"
+
+
+# --- Tasks extension (SEP-2663) fixtures -------------------------------------------------
+
+
+@app.tool()
+def greet(name: str) -> str:
+    """Greet someone synchronously (never a task)"""
+    return f"Hello, {name}!"
+
+
+@app.tool(task_support="optional")
+async def slow_compute(ctx: Context, seconds: int = 3, label: str = "") -> str:
+    """Work for `seconds`; a task when the client supports tasks, cancellable"""
+    for _ in range(max(0, seconds) * 10):
+        ctx.check_cancelled()
+        await asyncio.sleep(0.1)
+    return f"computed {label or 'result'} in {seconds}s"
+
+
+@app.tool(task_support="required")
+async def failing_job() -> str:
+    """A task whose tool fails: the task completes with isError"""
+    await asyncio.sleep(0.5)
+    raise RuntimeError("the job failed")
+
+
+@app.tool(task_support="required")
+async def protocol_error_job() -> str:
+    """A task that ends in a JSON-RPC error: the task fails"""
+    await asyncio.sleep(0.2)
+    raise MCPError(-32603, "the job hit an internal error")
+
+
+@app.tool(task_support="required")
+async def confirm_delete(ctx: Context, filename: str = "important.txt") -> str:
+    """A task that parks in input_required until the user confirms"""
+    answer = await ctx.elicit(f"Delete {filename!r}?", _form(confirm={"type": "boolean"}), key="confirm")
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm") is True
+    return f"deleted {filename!r}" if confirmed else f"kept {filename!r}"
+
+
+@app.tool(task_support="required")
+async def multi_input(ctx: Context) -> str:
+    """A task with two input requests outstanding at once"""
+    answers = await ctx.ask(
+        {
+            "name": {
+                "method": "elicitation/create",
+                "params": {"message": "Your name?", "requestedSchema": _form(name={"type": "string"})},
+            },
+            "confirm": {
+                "method": "elicitation/create",
+                "params": {"message": "Confirm?", "requestedSchema": _form(confirm={"type": "boolean"})},
+            },
+        }
+    )
+    name = (answers["name"].get("content") or {}).get("name", "unknown")
+    return f"got {name}, confirmed: {(answers['confirm'].get('content') or {}).get('confirm')}"
+
+
+@app.tool(task_support="required", defer_task=True)
+async def test_tool_with_task(ctx: Context) -> str:
+    """One synchronous MRTR round, then the rest runs as a task"""
+    answer = await ctx.elicit("What is your name?", _form(name={"type": "string"}), key="user_name")
+    await ctx.start_task()
+    await asyncio.sleep(0.2)
+    return f"Hello, {(answer.get('content') or {}).get('name', 'unknown')}!"
 
 
 @app.completion()

@@ -34,6 +34,9 @@ class Settings:
     server_request_timeout_seconds: float = 300.0
     table_name: str | None = None
     """DynamoDB state table; when set, sessions and stream events live there instead of in memory."""
+    task_executor: str | None = None
+    """`thread`: run tasks on a background thread of this process (`lambda-mcp dev --lambda` only,
+    standing in for the SQS worker). Unset in Lambda: no task execution yet, tasks are not offered."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -51,4 +54,5 @@ class Settings:
             max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
             retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
             table_name=env.get(PREFIX + "TABLE_NAME") or None,
+            task_executor=env.get(PREFIX + "TASK_EXECUTOR") or None,
         )

@@ -11,6 +11,8 @@ from .dispatch.request_state import StateSealer
 from .server.app import MCPApp
 from .storage.memory import InMemoryEventLog, InMemorySessionStore
 from .storage.ports import EventLog, SessionStore
+from .tasks import InMemoryTaskStore, TaskStore
+from .tasks.runtime import InProcessExecutor, TaskRuntime, ThreadExecutor
 from .transport.endpoint import MCPEndpoint
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
 
@@ -33,6 +35,7 @@ def build_kit(
     local: bool = False,
     sessions: SessionStore | None = None,
     events: EventLog | None = None,
+    task_store: TaskStore | None = None,
 ) -> Kit:
     """Wire a kit. State lives in DynamoDB when `settings.table_name` is set, else in memory.
     `local=True` (the dev server) allows loopback Host/Origin and, when no
@@ -40,14 +43,26 @@ def build_kit(
     key = settings.state_key
     if key is None and local:
         key = secrets.token_bytes(32)
-    if settings.table_name and (sessions is None or events is None):
-        from .storage.dynamodb import DynamoDBEventLog, DynamoDBSessionStore  # boto3 only when configured
+    if settings.table_name and (sessions is None or events is None or task_store is None):
+        from .storage.dynamodb import (  # boto3 only when configured
+            DynamoDBEventLog,
+            DynamoDBSessionStore,
+            DynamoDBTaskStore,
+        )
 
         sessions = sessions or DynamoDBSessionStore(settings.table_name)
         events = events or DynamoDBEventLog(settings.table_name, ttl_seconds=settings.session_ttl_seconds)
+        task_store = task_store or DynamoDBTaskStore(settings.table_name)
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
-    dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds)
+    tasks: TaskRuntime | None = None
+    if streaming:  # the embedded default runs tasks in-process on the server's loop
+        tasks = TaskRuntime(task_store or InMemoryTaskStore())
+        InProcessExecutor(tasks)
+    elif settings.task_executor == "thread":  # dev --lambda: a stand-in for the SQS worker
+        tasks = TaskRuntime(task_store or InMemoryTaskStore())
+        ThreadExecutor(tasks)
+    dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds, tasks=tasks)
     endpoint = MCPEndpoint(
         dispatcher,
         sessions,

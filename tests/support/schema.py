@@ -48,9 +48,19 @@ REQUEST_TYPES = {
 }
 
 
+TASKS_EXTENSION = "ext-tasks"
+"""Pseudo-version naming the tasks extension's schema (`ext-tasks-schema.json`)."""
+TASK_RESULT_TYPES = {
+    "tasks/get": "GetTaskResult",
+    "tasks/update": "UpdateTaskResult",
+    "tasks/cancel": "CancelTaskResult",
+}
+
+
 @cache
 def _document(version: str) -> dict[str, Any]:
-    return json.loads((SCHEMAS / f"schema-{version}.json").read_text())
+    name = "ext-tasks-schema.json" if version == TASKS_EXTENSION else f"schema-{version}.json"
+    return json.loads((SCHEMAS / name).read_text())
 
 
 @cache
@@ -86,10 +96,13 @@ def message_errors(message: Any, version: str, method: str | None = None) -> lis
         result = message["result"]
         modern = version == "2026-07-28"
         if modern and isinstance(result, dict) and result.get("resultType") == "input_required":
-            type_name = "InputRequiredResult"
+            problems += errors_for(result, version, "InputRequiredResult")
+        elif modern and isinstance(result, dict) and result.get("resultType") == "task":
+            problems += errors_for(result, TASKS_EXTENSION, "CreateTaskResult")
+        elif modern and method in TASK_RESULT_TYPES:
+            problems += errors_for(result, TASKS_EXTENSION, TASK_RESULT_TYPES[method or ""])
         else:
-            type_name = RESULT_TYPES.get(method or "", "Result")
-        problems += errors_for(result, version, type_name)
+            problems += errors_for(result, version, RESULT_TYPES.get(method or "", "Result"))
         if not modern and isinstance(result, dict) and "resultType" in result:
             problems.append(f"resultType sent to a {version} client")
         if not isinstance(message.get("id"), (str, int)):

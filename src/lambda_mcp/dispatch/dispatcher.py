@@ -16,6 +16,7 @@ from typing import Any
 from ..protocol import jsonrpc, shaping, versions
 from ..protocol.errors import (
     INTERNAL_ERROR,
+    MISSING_CLIENT_CAPABILITY,
     RESOURCE_NOT_FOUND_LEGACY,
     MCPError,
     invalid_params,
@@ -24,13 +25,16 @@ from ..protocol.errors import (
 )
 from ..protocol.jsonrpc import Message
 from ..server.app import MCPApp
-from ..server.context import LOG_LEVELS, CancelledByClient, Context, InputChannel, InputRequired
+from ..server.context import LOG_LEVELS, CancelledByClient, Context, InputChannel, InputRequired, StartTask
 from ..storage.ports import SessionStore
 from ..storage.records import SessionRecord
+from ..tasks.model import TaskRecord
+from ..tasks.runtime import EXTENSION, TaskRuntime
 from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput
 from .pagination import page
 from .request_state import StateSealer
-from .scope import RequestScope
+from .scope import Handler, RequestScope
+from .tasks import TaskMethods
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -39,7 +43,6 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
-Handler = Callable[[dict[str, Any], RequestScope], Awaitable[dict[str, Any]]]
 
 CACHEABLE = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
@@ -66,8 +69,10 @@ class Dispatcher:
         *,
         session_ttl: float = 3600.0,
         clock: Callable[[], float] = time.time,
+        tasks: TaskRuntime | None = None,
     ) -> None:
         self.app = app
+        self.tasks = tasks
         self.sessions = sessions
         self.sealer = sealer
         self.session_ttl = session_ttl
@@ -83,6 +88,10 @@ class Dispatcher:
             "completion/complete": self._complete,
         }
         self._modern: dict[str, Handler] = {**shared, "server/discover": self._discover}
+        self.task_methods: TaskMethods | None = None
+        if tasks is not None:
+            self.task_methods = TaskMethods(tasks, self)
+            self._modern.update(self.task_methods.modern_handlers())
         self._legacy: dict[str, Handler] = {
             **shared,
             "initialize": self._initialize,
@@ -137,6 +146,8 @@ class Dispatcher:
             "supportedVersions": list(versions.SUPPORTED),
             "capabilities": self.app.capabilities(),
         }
+        if self.tasks is not None:
+            result["capabilities"]["extensions"] = {EXTENSION: {}}
         if self.app.instructions:
             result["instructions"] = self.app.instructions
         return result
@@ -229,7 +240,25 @@ class Dispatcher:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise invalid_params("tools/call arguments must be an object")
-        result = await self._run("tools/call", params, scope, lambda ctx: tool.run(arguments, ctx))
+        as_task = False
+        if scope.era == "modern" and tool.task_support != "forbidden":
+            extensions = scope.client_capabilities.get("extensions")
+            as_task = self.tasks is not None and isinstance(extensions, dict) and EXTENSION in extensions
+            if tool.task_support == "required" and not as_task:
+                raise MCPError(
+                    MISSING_CLIENT_CAPABILITY,
+                    f"Tool {name!r} runs only as a task: declare the {EXTENSION} extension",
+                    {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+                )
+        if as_task and self.task_methods is not None and not tool.defer_task:
+            return await self.task_methods.create("tools/call", params, scope, {})
+        try:
+            result = await self._run(
+                "tools/call", params, scope, lambda ctx: tool.run(arguments, ctx), start_task=as_task
+            )
+        except _TaskStarted as started:
+            assert self.task_methods is not None
+            return await self.task_methods.create("tools/call", params, scope, started.answers)
         if result.get("resultType") == "input_required":
             return result
         return shaping.tool_result(result, scope.version)
@@ -290,14 +319,24 @@ class Dispatcher:
         params: dict[str, Any],
         scope: RequestScope,
         body: Callable[[Context], Awaitable[dict[str, Any]]],
+        *,
+        start_task: bool = False,
+        task: TaskRecord | None = None,
     ) -> dict[str, Any]:
-        """Run a handler with a `Context`; on the modern wire a suspension becomes an InputRequiredResult."""
+        """Run a handler with a `Context`; on the modern wire a suspension becomes an InputRequiredResult.
+
+        `start_task`: `ctx.start_task()` ends the inline run (`_TaskStarted` carries the answers so far).
+        `task`: the run is a task's (answers come from its record; a suspension propagates).
+        """
         raw_meta = params.get("_meta")
         meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         channel: InputChannel
         modern_input: ModernInput | None = None
         now = self.clock()
-        if scope.era == "modern":
+        if task is not None:
+            channel = modern_input = ModernInput(dict(task.input_responses), scope.client_capabilities)
+            log_level = None
+        elif scope.era == "modern":
             answers: dict[str, Any] = {}
             if "requestState" in params:
                 answers.update(
@@ -336,14 +375,29 @@ class Dispatcher:
             is_cancelled=scope.is_cancelled,
             close_stream=scope.close_stream,
             notify_changed=notify_changed,
+            start_task=_raise_task_started(modern_input) if start_task else None,
+            task_id=task.task_id if task is not None else None,
         )
         try:
             return await body(ctx)
         except InputRequired as suspension:
-            if modern_input is None:
+            if modern_input is None or task is not None:
                 raise
             state = self.sealer.seal(method, params, {"answers": modern_input.answers}, now, scope.principal)
             return {"resultType": "input_required", "inputRequests": suspension.requests, "requestState": state}
+
+
+class _TaskStarted(StartTask):
+    def __init__(self, answers: dict[str, Any]) -> None:
+        super().__init__("task started")
+        self.answers = answers
+
+
+def _raise_task_started(channel: ModernInput | None) -> Callable[[], Awaitable[None]]:
+    async def start() -> None:
+        raise _TaskStarted(dict(channel.answers) if channel is not None else {})
+
+    return start
 
 
 def _string(params: dict[str, Any], key: str) -> str:

@@ -39,3 +39,7 @@ class RequestScope:
     is_cancelled: Callable[[], bool] = _never
     close_stream: Callable[[], Awaitable[None]] | None = None
     new_session_id: str | None = None
+
+
+Handler = Callable[[dict[str, Any], RequestScope], Awaitable[dict[str, Any]]]
+"""A method handler: params and scope in, result out (errors raise `MCPError`)."""

@@ -133,6 +133,7 @@ def _make_handler(invoker: _Invoker, domain: str) -> type[BaseHTTPRequestHandler
 def serve(target: str, host: str, port: int) -> None:
     os.environ["LAMBDA_MCP_APP"] = target
     os.environ.setdefault("LAMBDA_MCP_STATE_KEY", secrets.token_urlsafe(32))
+    os.environ.setdefault("LAMBDA_MCP_TASK_EXECUTOR", "thread")  # until the local SQS poller feeds the worker
     server = ThreadingHTTPServer((host, port), _make_handler(_Invoker(), f"{host}:{port}"))
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .changes import ChangeFeed
 from .prompts import Prompt, build_prompt
@@ -70,9 +70,19 @@ class MCPApp:
         structured_output: bool = False,
         meta: dict[str, Any] | None = None,
         execution: dict[str, Any] | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
     ) -> Callable[[F], F]:
         """Register a tool. The input schema comes from the type hints unless `input_schema` is given
-        (then it is served exactly as written and arguments are passed through unvalidated)."""
+        (then it is served exactly as written and arguments are passed through unvalidated).
+
+        `task_support` (`execution.taskSupport`): `optional` tools run as tasks when the client
+        supports them and synchronously otherwise; `required` tools only run as tasks. With
+        `defer_task=True` the call runs inline (answering MRTR rounds) until the tool calls
+        `ctx.start_task()`.
+        """
+        if task_support is not None:
+            execution = {**(execution or {}), "taskSupport": task_support}
 
         def register(fn: F) -> F:
             tool = build_tool(
@@ -88,6 +98,7 @@ class MCPApp:
                 meta=meta,
                 execution=execution,
             )
+            tool.defer_task = defer_task
             self.tools[tool.name] = tool
             return fn
 

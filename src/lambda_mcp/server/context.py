@@ -22,6 +22,10 @@ class InputRequired(Exception):
         self.requests = requests
 
 
+class StartTask(Exception):
+    """Raised by `Context.start_task()` on the inline run of a deferred task tool: the call becomes a task here."""
+
+
 class CancelledByClient(Exception):
     """Raised by `Context.check_cancelled()` once the client cancelled the request."""
 
@@ -51,6 +55,8 @@ class Context:
         is_cancelled: Callable[[], bool],
         close_stream: Callable[[], Awaitable[None]] | None = None,
         notify_changed: Callable[[str, str | None], Awaitable[None]] | None = None,
+        start_task: Callable[[], Awaitable[None]] | None = None,
+        task_id: str | None = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -65,7 +71,21 @@ class Context:
         self._is_cancelled = is_cancelled
         self._close_stream = close_stream
         self._notify_changed = notify_changed
+        self._start_task = start_task
+        self.task_id = task_id
+        """The task this call runs as (on the worker), else None."""
         self._last_progress: float | None = None
+
+    async def start_task(self) -> None:
+        """For a tool declared with `defer_task=True`: the work from here on runs as a task.
+
+        Input asked for before this point is a synchronous (MRTR) round on the call itself; when
+        the client supports tasks, this returns the task to the client and the worker re-runs the
+        tool from the top with those answers recorded. Elsewhere (on the worker, or when the call
+        runs synchronously) it returns at once.
+        """
+        if self._start_task is not None:
+            await self._start_task()
 
     # -- progress and logging -------------------------------------------------------------
     @property

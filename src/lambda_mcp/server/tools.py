@@ -21,7 +21,7 @@ from ..protocol.types import (
     WireModel,
 )
 from . import _signature
-from .context import CancelledByClient, Context, InputRequired
+from .context import CancelledByClient, Context, InputRequired, StartTask
 
 _BLOCK_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 
@@ -41,6 +41,15 @@ class Tool:
     """Structured output of a non-object type travels as `{"result": value}`."""
     header_params: dict[str, str] = field(default_factory=dict)
     """Mcp-Param-<Name> header name (lower-cased) -> argument name, from `x-mcp-header` properties."""
+    defer_task: bool = False
+    """The call runs inline until the tool calls `ctx.start_task()` (MRTR rounds first, then the task)."""
+
+    @property
+    def task_support(self) -> str:
+        """`forbidden` (the default), `optional` or `required`, from `execution.taskSupport`."""
+        execution = self.definition.get("execution") or {}
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        return support if support in ("optional", "required") else "forbidden"
 
     async def run(self, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         """Run the tool; tool failures become `isError` results, `MCPError` propagates."""
@@ -52,7 +61,7 @@ class Tool:
             kwargs[self.context_param] = ctx
         try:
             value = await _signature.call(self.fn, kwargs)
-        except (MCPError, InputRequired, CancelledByClient):
+        except (MCPError, InputRequired, CancelledByClient, StartTask):
             raise
         except Exception as exc:  # a tool failure is a result the model can read, not a protocol error
             return error_result(str(exc) or type(exc).__name__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import threading
 from typing import Protocol
 
 from ..storage.errors import ConflictError
@@ -46,32 +47,40 @@ def decode_cursor(cursor: str) -> dict[str, object]:
 
 
 class InMemoryTaskStore:
+    """Safe to share between the request loop and a task thread (`ThreadExecutor`): every method holds a lock."""
+
     def __init__(self) -> None:
         self._items: dict[str, TaskRecord] = {}
+        self._lock = threading.Lock()
 
     async def create(self, record: TaskRecord) -> None:
-        if record.task_id in self._items:
-            raise ConflictError(f"task {record.task_id} exists")
-        self._items[record.task_id] = copy.deepcopy(record)
+        with self._lock:
+            if record.task_id in self._items:
+                raise ConflictError(f"task {record.task_id} exists")
+            self._items[record.task_id] = copy.deepcopy(record)
 
     async def get(self, task_id: str, now: float) -> TaskRecord | None:
-        record = self._items.get(task_id)
-        return copy.deepcopy(record) if record is not None and record.live(now) else None
+        with self._lock:
+            record = self._items.get(task_id)
+            return copy.deepcopy(record) if record is not None and record.live(now) else None
 
     async def save(self, record: TaskRecord) -> TaskRecord:
-        stored = self._items.get(record.task_id)
-        if stored is None or stored.version != record.version or stored.terminal:
-            raise ConflictError(f"task {record.task_id} changed or is final")
-        saved = copy.deepcopy(record)
-        saved.version += 1
-        self._items[record.task_id] = saved
-        return copy.deepcopy(saved)
+        with self._lock:
+            stored = self._items.get(record.task_id)
+            if stored is None or stored.version != record.version or stored.terminal:
+                raise ConflictError(f"task {record.task_id} changed or is final")
+            saved = copy.deepcopy(record)
+            saved.version += 1
+            self._items[record.task_id] = saved
+            return copy.deepcopy(saved)
 
     async def list_owned(
         self, owner: str, now: float, cursor: str | None = None, limit: int = 50
     ) -> tuple[list[TaskRecord], str | None]:
+        with self._lock:
+            owned = [r for r in self._items.values() if r.owner == owner and r.live(now)]
         mine = sorted(
-            (r for r in self._items.values() if r.owner == owner and r.live(now)),
+            owned,
             key=lambda r: (r.created_at, r.task_id),
         )
         if cursor is not None:
