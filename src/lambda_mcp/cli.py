@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .local.aws import DEFAULT_DATA_DIR  # stdlib-only module
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lambda-mcp", description="Host MCP servers on AWS Lambda.")
@@ -32,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(DynamoDB Local when Java is present, else moto server)",
     )
     dev.add_argument("--aws-endpoint", metavar="URL", help="use DynamoDB at an existing local AWS API endpoint")
-    dev.add_argument("--data-dir", type=Path, default=Path(".lambda-mcp/dynamodb-local"), help="DynamoDB Local data")
+    dev.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="DynamoDB Local data")
     dev.add_argument("--table", help="state table name (default: $LAMBDA_MCP_TABLE_NAME or lambda-mcp-state)")
     invoke = commands.add_parser("invoke", help="run one Lambda event (JSON file) through the HTTP handler")
     invoke.add_argument("event", help="path to an API Gateway / Function URL event JSON file")

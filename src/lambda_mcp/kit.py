@@ -55,13 +55,13 @@ def build_kit(
         task_store = task_store or DynamoDBTaskStore(settings.table_name)
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
+    # the streaming dev server runs tasks on its own loop; `dev --lambda` on a thread standing in
+    # for the SQS worker; elsewhere nothing runs them yet, so none are offered
+    executor = InProcessExecutor if streaming else ThreadExecutor if settings.task_executor == "thread" else None
     tasks: TaskRuntime | None = None
-    if streaming:  # the embedded default runs tasks in-process on the server's loop
+    if executor is not None:
         tasks = TaskRuntime(task_store or InMemoryTaskStore())
-        InProcessExecutor(tasks)
-    elif settings.task_executor == "thread":  # dev --lambda: a stand-in for the SQS worker
-        tasks = TaskRuntime(task_store or InMemoryTaskStore())
-        ThreadExecutor(tasks)
+        executor(tasks)
     dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds, tasks=tasks)
     endpoint = MCPEndpoint(
         dispatcher,

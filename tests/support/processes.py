@@ -96,7 +96,5 @@ def lambda_mcp_dev(
     if through_lambda:
         args.append("--lambda")
     if aws_data_dir is not None:
-        args += ["--aws-data-dir", str(aws_data_dir)] if validate_into is not None else ["--aws", "local"]
-        if validate_into is None:
-            args += ["--data-dir", str(aws_data_dir)]
+        args += ["--aws", "local", "--data-dir", str(aws_data_dir)]
     return ServerProcess(args, port, env, log)

@@ -1,8 +1,8 @@
 """Run `lambda-mcp dev` (or `--lambda`) with every response checked against the official schemas.
 
-Usage: python tests/support/validating_server.py TARGET PORT [--lambda] [--aws-data-dir DIR];
+Usage: python tests/support/validating_server.py TARGET PORT [--lambda] [--aws local --data-dir DIR];
 violations are appended, one per line, to the file named by LAMBDA_MCP_TEST_VIOLATIONS.
-`--aws-data-dir` keeps state in DynamoDB on the local AWS API the kit starts (`dev --aws local`).
+`--aws local` keeps state in DynamoDB on the local AWS API the kit starts, as `lambda-mcp dev` does.
 """
 
 from __future__ import annotations
@@ -69,10 +69,11 @@ class ValidatingMiddleware:
 def main() -> None:
     target, port = sys.argv[1], int(sys.argv[2])
     local = None
-    if "--aws-data-dir" in sys.argv:
+    if "--aws" in sys.argv:
         from lambda_mcp.local.aws import prepare
 
-        local = prepare("local", data_dir=Path(sys.argv[sys.argv.index("--aws-data-dir") + 1]))
+        aws = sys.argv[sys.argv.index("--aws") + 1]
+        local = prepare(aws, data_dir=Path(sys.argv[sys.argv.index("--data-dir") + 1]))
     try:
         _serve(target, port)
     finally:

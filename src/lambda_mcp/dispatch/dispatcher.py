@@ -16,7 +16,6 @@ from typing import Any
 from ..protocol import jsonrpc, shaping, versions
 from ..protocol.errors import (
     INTERNAL_ERROR,
-    MISSING_CLIENT_CAPABILITY,
     RESOURCE_NOT_FOUND_LEGACY,
     MCPError,
     invalid_params,
@@ -34,7 +33,7 @@ from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput
 from .pagination import page
 from .request_state import StateSealer
 from .scope import Handler, RequestScope
-from .tasks import TaskMethods
+from .tasks import TaskMethods, declares_tasks, tasks_extension_required
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -242,14 +241,9 @@ class Dispatcher:
             raise invalid_params("tools/call arguments must be an object")
         as_task = False
         if scope.era == "modern" and tool.task_support != "forbidden":
-            extensions = scope.client_capabilities.get("extensions")
-            as_task = self.tasks is not None and isinstance(extensions, dict) and EXTENSION in extensions
+            as_task = self.tasks is not None and declares_tasks(scope)
             if tool.task_support == "required" and not as_task:
-                raise MCPError(
-                    MISSING_CLIENT_CAPABILITY,
-                    f"Tool {name!r} runs only as a task: declare the {EXTENSION} extension",
-                    {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-                )
+                raise tasks_extension_required(f"Tool {name!r} runs only as a task: declare the {EXTENSION} extension")
         if as_task and self.task_methods is not None and not tool.defer_task:
             return await self.task_methods.create("tools/call", params, scope, {})
         try:

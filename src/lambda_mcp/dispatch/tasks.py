@@ -4,6 +4,7 @@ and running a task's call once for the runtime (the same dispatch path as an inl
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +18,17 @@ from .scope import Handler, RequestScope
 if TYPE_CHECKING:
     from .dispatcher import Dispatcher
 
-RELATED_TASK = "io.modelcontextprotocol/related-task"
 logger = logging.getLogger("lambda_mcp")
+
+
+def declares_tasks(scope: RequestScope) -> bool:
+    """Whether this request's client capabilities declare the tasks extension."""
+    extensions = scope.client_capabilities.get("extensions")
+    return isinstance(extensions, dict) and EXTENSION in extensions
+
+
+def tasks_extension_required(message: str) -> MCPError:
+    return MCPError(MISSING_CLIENT_CAPABILITY, message, {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
 
 
 def owner_of(scope: RequestScope) -> str:
@@ -82,13 +92,8 @@ class TaskMethods:
 
     # -- 2026 extension methods -----------------------------------------------------------
     async def _record(self, params: dict[str, Any], scope: RequestScope) -> TaskRecord:
-        extensions = scope.client_capabilities.get("extensions")
-        if not isinstance(extensions, dict) or EXTENSION not in extensions:
-            raise MCPError(
-                MISSING_CLIENT_CAPABILITY,
-                f"Task methods need the {EXTENSION} extension",
-                {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-            )
+        if not declares_tasks(scope):
+            raise tasks_extension_required(f"Task methods need the {EXTENSION} extension")
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise invalid_params('"taskId" must be a string')
@@ -112,7 +117,7 @@ class TaskMethods:
         return {}
 
     # -- running a task's call --------------------------------------------------------------
-    async def execute(self, record: TaskRecord, is_cancelled: Any) -> Outcome:
+    async def execute(self, record: TaskRecord, is_cancelled: Callable[[], bool]) -> Outcome:
         """Run the task's `tools/call` once, with its recorded answers, and say how it ended."""
         dispatcher = self.dispatcher
         name = record.params.get("name")

@@ -74,6 +74,8 @@ class TaskRuntime:
         session_id: str | None = None,
     ) -> TaskRecord:
         """Write the task (durable when this returns) and submit it."""
+        if self.executor is None:
+            raise RuntimeError("no task executor configured")
         now = self.clock()
         ttl_ms = min(requested_ttl_ms or self.default_ttl_ms, self.max_ttl_ms)
         record = TaskRecord(
@@ -93,8 +95,6 @@ class TaskRuntime:
             session_id=session_id,
         )
         await self.store.create(record)
-        if self.executor is None:
-            raise RuntimeError("no task executor configured")
         await self.executor.submit(record.task_id)
         return record
 
