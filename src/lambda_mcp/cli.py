@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .local.aws import LocalAWSError, prepare
 
         try:
-            local = prepare(args.aws, args.aws_endpoint, args.data_dir, args.table)
+            local = prepare(args.aws, args.aws_endpoint, args.data_dir, args.table, queues=args.through_lambda)
         except LocalAWSError as exc:
             print(f"lambda-mcp dev: {exc}", file=sys.stderr)
             return 2

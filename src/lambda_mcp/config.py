@@ -34,9 +34,15 @@ class Settings:
     server_request_timeout_seconds: float = 300.0
     table_name: str | None = None
     """DynamoDB state table; when set, sessions and stream events live there instead of in memory."""
-    task_executor: str | None = None
-    """`thread`: run tasks on a background thread of this process (`lambda-mcp dev --lambda` only,
-    standing in for the SQS worker). Unset in Lambda: no task execution yet, tasks are not offered."""
+    task_queue_url: str | None = None
+    """SQS queue of the task worker; when set (in Lambda), tasks are offered and run on the worker.
+    Unset in Lambda: tasks are not offered (`lambda-mcp dev` runs them in-process instead)."""
+    task_dead_letter_arn: str | None = None
+    """ARN of the task queue's dead-letter queue: the worker fails tasks whose messages arrive from it."""
+    task_max_attempts: int = 3
+    """Worker runs started for one task before the sweeper gives up and fails it."""
+    task_max_ttl_seconds: float = 86_400.0
+    """Cap on a task's lifetime (clients may ask for less)."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -54,5 +60,8 @@ class Settings:
             max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
             retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
             table_name=env.get(PREFIX + "TABLE_NAME") or None,
-            task_executor=env.get(PREFIX + "TASK_EXECUTOR") or None,
+            task_queue_url=env.get(PREFIX + "TASK_QUEUE_URL") or None,
+            task_dead_letter_arn=env.get(PREFIX + "TASK_DLQ_ARN") or None,
+            task_max_attempts=int(env.get(PREFIX + "TASK_MAX_ATTEMPTS", 3)),
+            task_max_ttl_seconds=float(env.get(PREFIX + "TASK_MAX_TTL_SECONDS", 86_400)),
         )

@@ -12,7 +12,7 @@ from .server.app import MCPApp
 from .storage.memory import InMemoryEventLog, InMemorySessionStore
 from .storage.ports import EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
-from .tasks.runtime import InProcessExecutor, TaskRuntime, ThreadExecutor
+from .tasks.runtime import Executor, InProcessExecutor, TaskRuntime
 from .transport.endpoint import MCPEndpoint
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
 
@@ -25,6 +25,7 @@ class Kit:
     events: EventLog
     dispatcher: Dispatcher
     endpoint: MCPEndpoint
+    tasks: TaskRuntime | None = None
 
 
 def build_kit(
@@ -55,13 +56,7 @@ def build_kit(
         task_store = task_store or DynamoDBTaskStore(settings.table_name)
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
-    # the streaming dev server runs tasks on its own loop; `dev --lambda` on a thread standing in
-    # for the SQS worker; elsewhere nothing runs them yet, so none are offered
-    executor = InProcessExecutor if streaming else ThreadExecutor if settings.task_executor == "thread" else None
-    tasks: TaskRuntime | None = None
-    if executor is not None:
-        tasks = TaskRuntime(task_store or InMemoryTaskStore())
-        executor(tasks)
+    tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events)
     dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds, tasks=tasks)
     endpoint = MCPEndpoint(
         dispatcher,
@@ -72,4 +67,27 @@ def build_kit(
         default_hosts=LOOPBACK_HOSTS if local else (),
         default_origins=LOOPBACK_ORIGINS if local else (),
     )
-    return Kit(app, settings, sessions, events, dispatcher, endpoint)
+    return Kit(app, settings, sessions, events, dispatcher, endpoint, tasks)
+
+
+def _task_runtime(settings: Settings, streaming: bool, store: TaskStore, events: EventLog) -> TaskRuntime | None:
+    """Tasks run on the streaming dev server's own loop, or on the SQS worker when a queue is
+    configured; with neither (a Lambda without a worker) no tasks are offered."""
+    if not streaming and not settings.task_queue_url:
+        return None
+    runtime = TaskRuntime(
+        store,
+        events=events,
+        max_ttl_ms=int(settings.task_max_ttl_seconds * 1000),
+        max_attempts=settings.task_max_attempts,
+    )
+    executor: Executor
+    if streaming:
+        executor = InProcessExecutor(runtime)
+    else:
+        from .tasks.sqs import SqsExecutor
+
+        assert settings.task_queue_url is not None
+        executor = SqsExecutor(settings.task_queue_url)
+    runtime.executor = executor
+    return runtime

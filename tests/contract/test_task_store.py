@@ -93,3 +93,20 @@ async def test_listing_pages_through_only_the_owners_tasks_in_creation_order(tas
     assert seen == [t.task_id for t in mine]
     with pytest.raises(ValueError):
         await task_store.list_owned("principal:alice", NOW, "not-a-cursor")
+
+
+async def test_only_overdue_working_tasks_are_due_and_leaving_working_leaves_the_index(task_store: TaskStore) -> None:
+    overdue, later, parked = (_task(created=NOW + i) for i in range(3))
+    for task, due in ((overdue, NOW + 5), (later, NOW + 50), (parked, NOW + 5)):
+        task.due_at = due
+        await task_store.create(task)
+    stored = await task_store.get(parked.task_id, NOW)
+    assert stored is not None
+    await task_store.save(transition(stored, "input_required", NOW + 1, input_requests={"k": {}}))
+    due = await task_store.list_due(NOW + 10)
+    assert [t.task_id for t in due] == [overdue.task_id]
+    stored = await task_store.get(overdue.task_id, NOW + 10)
+    assert stored is not None
+    await task_store.save(transition(stored, "completed", NOW + 11, result={"content": []}))
+    assert await task_store.list_due(NOW + 10) == []
+    assert [t.task_id for t in await task_store.list_due(NOW + 60)] == [later.task_id]

@@ -9,12 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from samtranslator.yaml_helper import yaml_parse
 
 from lambda_mcp.storage.dynamodb import keys
 from lambda_mcp.storage.dynamodb.table import TABLE_DEFINITION
 from tests.support.processes import ROOT
 
 VALIDATE = ROOT / "infra/validate_template.py"
+HTTP_HANDLER = "lambda_mcp.entrypoints.http.handler"
+WORKER_HANDLER = "lambda_mcp.entrypoints.worker.handler"
+TABLE_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
+SQS_CONSUME_ACTIONS = {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 
 
 def _validate(template: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -42,20 +47,52 @@ def _of_type(cfn: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
     return {name: r for name, r in cfn["Resources"].items() if r["Type"] == kind}
 
 
-def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn: dict[str, Any]) -> None:
-    (function,) = _of_type(cfn, "AWS::Lambda::Function").values()
-    props = function["Properties"]
-    assert props["Handler"] == "lambda_mcp.entrypoints.http.handler"
-    assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
+def _function(cfn: dict[str, Any], handler: str) -> tuple[str, dict[str, Any]]:
+    """The one function running `handler`: its logical id and properties."""
+    ((name, function),) = [
+        (name, f) for name, f in _of_type(cfn, "AWS::Lambda::Function").items() if f["Properties"]["Handler"] == handler
+    ]
+    return name, function["Properties"]
+
+
+def _arn(name: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [name, "Arn"]}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _statements(cfn: dict[str, Any], function: dict[str, Any]) -> list[dict[str, Any]]:
+    """The inline policy statements of a function's execution role."""
+    role_name, attribute = function["Role"]["Fn::GetAtt"]
+    assert attribute == "Arn"
+    role = cfn["Resources"][role_name]["Properties"]
+    return [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+
+
+def _allowing(statements: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    return [s for s in statements if any(a.startswith(prefix) for a in _as_list(s["Action"]))]
+
+
+def _assert_layer(cfn: dict[str, Any], props: dict[str, Any]) -> None:
     ((layer_name,),) = [list(ref.values()) for ref in props["Layers"]]
     assert layer_name.startswith("DepsLayer")  # SAM suffixes a content hash
+    layer = cfn["Resources"][layer_name]["Properties"]
+    assert layer["CompatibleArchitectures"] == ["arm64"] and layer["CompatibleRuntimes"] == ["python3.13"]
+
+
+def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn: dict[str, Any]) -> None:
+    _, props = _function(cfn, HTTP_HANDLER)
+    assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
+    _assert_layer(cfn, props)
     env = props["Environment"]["Variables"]
     assert env["LAMBDA_MCP_APP"] == {"Ref": "AppPath"}
     assert env["LAMBDA_MCP_TABLE_NAME"] == {"Ref": "StateTable"}
     assert "LAMBDA_MCP_STATE_KEY" in env
+    assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}  # a task's run is enqueued here
+    assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
     assert props["Timeout"] <= 30  # never outlives the API Gateway integration timeout
-    layer = cfn["Resources"][layer_name]["Properties"]
-    assert layer["CompatibleArchitectures"] == ["arm64"] and layer["CompatibleRuntimes"] == ["python3.13"]
 
 
 def test_http_api_is_the_default_and_rest_is_an_option(cfn: dict[str, Any]) -> None:
@@ -64,8 +101,13 @@ def test_http_api_is_the_default_and_rest_is_an_option(cfn: dict[str, Any]) -> N
     assert http["Condition"] == "UseHttpApi" and http["Properties"]["ProtocolType"] == "HTTP"
     (rest,) = _of_type(cfn, "AWS::ApiGateway::RestApi").values()
     assert rest["Condition"] == "UseRestApi"
-    permissions = _of_type(cfn, "AWS::Lambda::Permission")
-    assert {p["Condition"] for p in permissions.values()} == {"UseHttpApi", "UseRestApi"}
+    http_function, _ = _function(cfn, HTTP_HANDLER)
+    permissions = [
+        p
+        for p in _of_type(cfn, "AWS::Lambda::Permission").values()
+        if p["Properties"]["FunctionName"] == {"Ref": http_function}
+    ]
+    assert sorted(p["Condition"] for p in permissions) == ["UseHttpApi", "UseRestApi"]
     assert set(cfn["Outputs"]) >= {"McpEndpoint", "StateTableName"}
 
 
@@ -78,22 +120,131 @@ def test_the_table_matches_the_kit_definition_and_has_ttl(cfn: dict[str, Any]) -
 
 
 def test_iam_is_least_privilege(cfn: dict[str, Any]) -> None:
-    (role,) = _of_type(cfn, "AWS::IAM::Role").values()
-    statements = [s for policy in role["Properties"]["Policies"] for s in policy["PolicyDocument"]["Statement"]]
-    actions = {a for s in statements for a in s["Action"]}
-    assert actions == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
-    for statement in statements:
-        assert "*" not in json.dumps(statement["Resource"]).replace("/index/*", "")
-    managed = role["Properties"]["ManagedPolicyArns"]
-    assert [json.dumps(m) for m in managed] == [
-        json.dumps(m) for m in managed if "AWSLambdaBasicExecutionRole" in str(m)
+    roles = _of_type(cfn, "AWS::IAM::Role")
+    assert len(roles) == 2  # the HTTP function's and the worker's
+    for role in roles.values():
+        statements = [s for policy in role["Properties"]["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+        for statement in statements:
+            assert statement["Effect"] == "Allow"
+            assert not any("*" in a for a in _as_list(statement["Action"])), statement
+            assert "*" not in json.dumps(statement["Resource"]).replace("/index/*", "")
+        # Only log writing comes from a managed policy (SAM `SQS` events would add
+        # AWSLambdaSQSQueueExecutionRole, whose Resource is `*`).
+        managed = role["Properties"]["ManagedPolicyArns"]
+        assert [json.dumps(m) for m in managed] == [
+            json.dumps(m) for m in managed if "AWSLambdaBasicExecutionRole" in str(m)
+        ]
+
+
+def test_the_http_function_may_use_the_table_and_send_to_the_task_queue_only(cfn: dict[str, Any]) -> None:
+    _, props = _function(cfn, HTTP_HANDLER)
+    statements = _statements(cfn, props)
+    assert {a for s in statements for a in _as_list(s["Action"])} == TABLE_ACTIONS | {"sqs:SendMessage"}
+    (sqs,) = _allowing(statements, "sqs:")
+    assert _as_list(sqs["Action"]) == ["sqs:SendMessage"]
+    assert _as_list(sqs["Resource"]) == [_arn("TaskQueue")]
+
+
+def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(cfn: dict[str, Any]) -> None:
+    http_name, http = _function(cfn, HTTP_HANDLER)
+    worker, props = _function(cfn, WORKER_HANDLER)
+    assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
+    _assert_layer(cfn, props)
+    assert props["Layers"] == http["Layers"]
+    # The same code folder (your app): the validator swaps each CodeUri for a per-function placeholder.
+    sam = yaml_parse((ROOT / "template.yaml").read_text())["Resources"]
+    assert sam[worker]["Properties"]["CodeUri"] == sam[http_name]["Properties"]["CodeUri"]
+    assert props["Timeout"] == 900
+    env = props["Environment"]["Variables"]
+    assert env["LAMBDA_MCP_APP"] == {"Ref": "AppPath"}
+    assert env["LAMBDA_MCP_TABLE_NAME"] == {"Ref": "StateTable"}
+    assert env["LAMBDA_MCP_STATE_KEY"] == http["Environment"]["Variables"]["LAMBDA_MCP_STATE_KEY"]
+    assert env["LAMBDA_MCP_SESSION_TTL_SECONDS"] == {"Ref": "SessionTtlSeconds"}
+    assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}
+    assert env["LAMBDA_MCP_TASK_DLQ_ARN"] == _arn("TaskDeadLetterQueue")
+    assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
+
+
+def test_the_task_queues_outlast_a_run_and_dead_letter_after_three_receives(cfn: dict[str, Any]) -> None:
+    _, worker = _function(cfn, WORKER_HANDLER)
+    queues = _of_type(cfn, "AWS::SQS::Queue")
+    assert set(queues) == {"TaskQueue", "TaskDeadLetterQueue"}
+    queue, dlq = queues["TaskQueue"]["Properties"], queues["TaskDeadLetterQueue"]["Properties"]
+    # AWS's rule for Lambda consumers; the worker consumes both queues.
+    assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
+    assert dlq["VisibilityTimeout"] >= 6 * worker["Timeout"]
+    assert queue["RedrivePolicy"] == {"deadLetterTargetArn": _arn("TaskDeadLetterQueue"), "maxReceiveCount": 3}
+    assert "RedrivePolicy" not in dlq
+    # A dead-lettered message keeps its first enqueue time: the DLQ must keep messages longer.
+    assert dlq["MessageRetentionPeriod"] > queue["MessageRetentionPeriod"]
+    assert queue["SqsManagedSseEnabled"] is True and dlq["SqsManagedSseEnabled"] is True
+
+
+def test_the_worker_consumes_the_queue_one_task_at_a_time_and_the_dead_letters(cfn: dict[str, Any]) -> None:
+    worker, props = _function(cfn, WORKER_HANDLER)
+    mappings = _of_type(cfn, "AWS::Lambda::EventSourceMapping").values()
+    assert len(mappings) == 2
+    assert all(m["Properties"]["FunctionName"] == {"Ref": worker} for m in mappings)
+    by_source = {json.dumps(m["Properties"]["EventSourceArn"]): m["Properties"] for m in mappings}
+    runs = by_source[json.dumps(_arn("TaskQueue"))]
+    assert runs["BatchSize"] == 1
+    assert runs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    dead = by_source[json.dumps(_arn("TaskDeadLetterQueue"))]
+    assert dead["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # The handler tells dead letters apart by eventSourceARN: it must be the ARN it is given.
+    assert dead["EventSourceArn"] == props["Environment"]["Variables"]["LAMBDA_MCP_TASK_DLQ_ARN"]
+
+
+def test_a_schedule_runs_the_sweeper_on_the_worker(cfn: dict[str, Any]) -> None:
+    worker, _ = _function(cfn, WORKER_HANDLER)
+    (rule_name, rule), *others = _of_type(cfn, "AWS::Events::Rule").items()
+    assert not others
+    assert rule["Properties"]["ScheduleExpression"] == "rate(5 minutes)"
+    assert [t["Arn"] for t in rule["Properties"]["Targets"]] == [_arn(worker)]
+    (permission,) = [
+        p["Properties"]
+        for p in _of_type(cfn, "AWS::Lambda::Permission").values()
+        if p["Properties"]["FunctionName"] == {"Ref": worker}
     ]
+    assert permission["Principal"] == "events.amazonaws.com" and permission["SourceArn"] == _arn(rule_name)
+
+
+def test_the_worker_may_use_the_table_consume_its_queues_and_requeue_only(cfn: dict[str, Any]) -> None:
+    _, props = _function(cfn, WORKER_HANDLER)
+    statements = _statements(cfn, props)
+    (table,) = _allowing(statements, "dynamodb:")
+    assert set(_as_list(table["Action"])) == TABLE_ACTIONS
+    assert _as_list(table["Resource"]) == [_arn("StateTable"), {"Fn::Sub": "${StateTable.Arn}/index/*"}]
+    sqs = _allowing(statements, "sqs:")
+    assert {a for s in sqs for a in _as_list(s["Action"])} == SQS_CONSUME_ACTIONS | {"sqs:SendMessage"}
+    for statement in sqs:
+        resources = _as_list(statement["Resource"])
+        if "sqs:SendMessage" in _as_list(statement["Action"]):
+            assert _as_list(statement["Action"]) == ["sqs:SendMessage"]  # the sweeper re-enqueues
+            assert resources == [_arn("TaskQueue")]
+        else:
+            assert sorted(map(json.dumps, resources)) == sorted(
+                json.dumps(_arn(q)) for q in ("TaskQueue", "TaskDeadLetterQueue")
+            )
+
+
+def test_the_task_resources_are_in_the_outputs(cfn: dict[str, Any]) -> None:
+    outputs = cfn["Outputs"]
+    assert outputs["TaskQueueUrl"]["Value"] == {"Ref": "TaskQueue"}
+    assert outputs["TaskDeadLetterQueueUrl"]["Value"] == {"Ref": "TaskDeadLetterQueue"}
+    worker, _ = _function(cfn, WORKER_HANDLER)
+    assert outputs["TaskWorkerFunctionName"]["Value"] == {"Ref": worker}
 
 
 def test_the_validator_catches_bugs_that_only_show_after_the_transform(tmp_path: Path) -> None:
     bad = tmp_path / "template.yaml"
     text = (ROOT / "template.yaml").read_text()
-    bad.write_text(text.replace("Runtime: python3.13", "Runtime: python3.99").replace("Timeout: 29", "Timeout: 1200"))
+    bad.write_text(
+        text.replace("Runtime: python3.13", "Runtime: python3.99")
+        .replace("Timeout: 29", "Timeout: 1200")
+        .replace("VisibilityTimeout: 5400", "VisibilityTimeout: 600")
+    )
     done = _validate(bad, tmp_path / "out.json")
     assert done.returncode == 1
     assert "E3030" in done.stdout and "E3717" in done.stdout
+    assert "E3505" in done.stdout  # a queue's visibility timeout shorter than its consumer's timeout

@@ -88,7 +88,7 @@ def test_a_foreign_host_is_refused_even_through_api_gateway(handler: Handler) ->
 
 def test_the_events_are_valid_json_for_sam_local_invoke() -> None:
     files = sorted(Path(EVENTS).glob("*/*.json"))
-    assert len(files) == 19  # 5 per API flavour, 4 behind a JWT authorizer
+    assert len(files) == 22  # 5 per API flavour, 4 behind a JWT authorizer, 3 for the task worker
     for path in files:
         json.loads(path.read_text())
 

@@ -12,7 +12,7 @@ from ..protocol import shaping
 from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params
 from ..server.context import CancelledByClient, InputRequired
 from ..tasks.model import TaskRecord
-from ..tasks.runtime import EXTENSION, Outcome, TaskRuntime
+from ..tasks.runtime import EXTENSION, Notify, Outcome, SubmitFailed, TaskRuntime
 from .scope import Handler, RequestScope
 
 if TYPE_CHECKING:
@@ -78,16 +78,19 @@ class TaskMethods:
     async def create(
         self, method: str, params: dict[str, Any], scope: RequestScope, answers: dict[str, Any]
     ) -> dict[str, Any]:
-        record = await self.runtime.create(
-            owner=owner_of(scope),
-            method=method,
-            params=params,
-            wire=scope.era,
-            protocol_version=scope.version,
-            client_capabilities=scope.client_capabilities,
-            answers=answers,
-            session_id=scope.session.session_id if scope.session else None,
-        )
+        try:
+            record = await self.runtime.create(
+                owner=owner_of(scope),
+                method=method,
+                params=params,
+                wire=scope.era,
+                protocol_version=scope.version,
+                client_capabilities=scope.client_capabilities,
+                answers=answers,
+                session_id=scope.session.session_id if scope.session else None,
+            )
+        except SubmitFailed as exc:
+            raise MCPError(INTERNAL_ERROR, "The task could not be queued for execution; try again") from exc
         return {"resultType": "task", **modern_task(record, detailed=False)}
 
     # -- 2026 extension methods -----------------------------------------------------------
@@ -117,7 +120,7 @@ class TaskMethods:
         return {}
 
     # -- running a task's call --------------------------------------------------------------
-    async def execute(self, record: TaskRecord, is_cancelled: Callable[[], bool]) -> Outcome:
+    async def execute(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
         """Run the task's `tools/call` once, with its recorded answers, and say how it ended."""
         dispatcher = self.dispatcher
         name = record.params.get("name")
@@ -131,6 +134,7 @@ class TaskMethods:
             request_id=record.task_id,
             client_capabilities=record.client_capabilities,
             principal=record.owner.removeprefix("principal:") if record.owner.startswith("principal:") else None,
+            send=notify,
             is_cancelled=is_cancelled,
         )
         try:

@@ -1,7 +1,8 @@
 """API Gateway emulation for `lambda-mcp dev --lambda`: HTTP request -> HTTP API v2 event -> the real handler.
 
 Every request goes through `lambda_mcp.entrypoints.http.handler` (Mangum, buffered), one at a time
-like a single Lambda execution environment, with a fake context honouring remaining time.
+like a single Lambda execution environment, with a fake context honouring remaining time. Tasks
+go through the task queue to `lambda_mcp.entrypoints.worker.handler` (local/poller.py).
 """
 
 from __future__ import annotations
@@ -133,14 +134,19 @@ def _make_handler(invoker: _Invoker, domain: str) -> type[BaseHTTPRequestHandler
 def serve(target: str, host: str, port: int) -> None:
     os.environ["LAMBDA_MCP_APP"] = target
     os.environ.setdefault("LAMBDA_MCP_STATE_KEY", secrets.token_urlsafe(32))
-    os.environ.setdefault("LAMBDA_MCP_TASK_EXECUTOR", "thread")  # until the local SQS poller feeds the worker
-    server = ThreadingHTTPServer((host, port), _make_handler(_Invoker(), f"{host}:{port}"))
+    from .poller import prepare_queues, start_local_worker
+
+    prepare_queues()  # before the kit is built: it reads the queue URL
+    invoker = _Invoker()
+    worker = start_local_worker()  # after the HTTP handler: both share its kit
+    server = ThreadingHTTPServer((host, port), _make_handler(invoker, f"{host}:{port}"))
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
     state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
     print(
         f"lambda-mcp dev --lambda: http://{host}:{port}/mcp -> HTTP API v2 event -> Lambda handler (buffered), "
-        + (f"state in DynamoDB table {state}" if state else "in-memory state"),
+        + (f"state in DynamoDB table {state}" if state else "in-memory state")
+        + f"; tasks: {worker.queue_url} -> worker handler",
         flush=True,
     )
     try:
@@ -149,6 +155,7 @@ def serve(target: str, host: str, port: int) -> None:
         pass
     finally:
         server.server_close()
+        worker.stop()
 
 
 def _interrupt(signum: int, frame: object) -> None:

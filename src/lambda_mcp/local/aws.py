@@ -40,9 +40,13 @@ class LocalAWS:
     """`dynamodb-local`, `moto` or `external`."""
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    companions: list[LocalAWS] = field(default_factory=list)
+    """Further local APIs started with this one (moto server for SQS next to DynamoDB Local)."""
     _stopped: bool = field(default=False, repr=False)
 
     def stop(self) -> None:
+        for companion in self.companions:
+            companion.stop()
         if self._stopped or self.process is None:
             return
         self._stopped = True
@@ -214,12 +218,56 @@ def configure(endpoint: str, table_name: str | None = None, *, create: bool = Tr
     return table
 
 
+TASK_QUEUE = "lambda-mcp-tasks"
+TASK_DEAD_LETTER_QUEUE = "lambda-mcp-tasks-dlq"
+WORKER_TIMEOUT_SECONDS = 900
+
+
+def worker_timeout_seconds() -> float:
+    """The local worker's invocation timeout (`LAMBDA_MCP_DEV_WORKER_TIMEOUT_SECONDS`; 900 like the template)."""
+    return float(os.environ.get("LAMBDA_MCP_DEV_WORKER_TIMEOUT_SECONDS") or WORKER_TIMEOUT_SECONDS)
+
+
+def configure_queues(endpoint: str) -> tuple[str, str]:
+    """Create the task queue and its dead-letter queue on `endpoint` (as template.yaml declares them:
+    visibility 6x the worker timeout, 3 receives before dead-lettering) and point the kit at them.
+
+    Sets `AWS_ENDPOINT_URL_SQS`, `LAMBDA_MCP_TASK_QUEUE_URL`, `LAMBDA_MCP_TASK_DLQ_URL` and
+    `LAMBDA_MCP_TASK_DLQ_ARN`. Returns the two queue URLs.
+    """
+    import json
+
+    import boto3
+
+    os.environ["AWS_ENDPOINT_URL_SQS"] = endpoint
+    sqs = boto3.client("sqs", endpoint_url=endpoint)
+    dlq_url = sqs.create_queue(QueueName=TASK_DEAD_LETTER_QUEUE)["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"})
+    visibility = str(int(6 * worker_timeout_seconds()))
+    queue_url = sqs.create_queue(
+        QueueName=TASK_QUEUE, Attributes={"VisibilityTimeout": visibility, "RedrivePolicy": redrive}
+    )["QueueUrl"]
+    sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": visibility, "RedrivePolicy": redrive})
+    os.environ["LAMBDA_MCP_TASK_QUEUE_URL"] = queue_url
+    os.environ["LAMBDA_MCP_TASK_DLQ_URL"] = dlq_url
+    os.environ["LAMBDA_MCP_TASK_DLQ_ARN"] = dlq_arn
+    return queue_url, dlq_url
+
+
 def prepare(
-    aws: str = "memory", endpoint: str | None = None, data_dir: Path | None = DEFAULT_DATA_DIR, table: str | None = None
+    aws: str = "memory",
+    endpoint: str | None = None,
+    data_dir: Path | None = DEFAULT_DATA_DIR,
+    table: str | None = None,
+    *,
+    queues: bool = False,
 ) -> LocalAWS | None:
     """The dev server's `--aws`/`--aws-endpoint` options: start or reach local AWS and configure the kit for it.
 
-    Returns what was started (stop it when the server stops); None for in-memory state.
+    `queues` (for `--lambda`): also put the task queues on moto server's SQS (DynamoDB Local has
+    no SQS, so a moto server is started beside it). Returns what was started (stop it when the
+    server stops); None for in-memory state.
     """
     if endpoint:
         wait_until_reachable(endpoint, timeout=3)
@@ -231,11 +279,17 @@ def prepare(
     local = start(data_dir)
     try:
         table = configure(local.endpoint, table)
+        where = f"data in {data_dir}" if data_dir is not None and local.engine == "dynamodb-local" else "in memory"
+        print(f"lambda-mcp: state in table {table} on {local.engine} at {local.endpoint} ({where})", flush=True)
+        if queues:
+            sqs = local if local.engine == "moto" else _start_moto(_free_port())
+            if sqs is not local:
+                local.companions.append(sqs)
+            configure_queues(sqs.endpoint)
+            print(f"lambda-mcp: task queues on moto SQS at {sqs.endpoint}", flush=True)
     except Exception:
         local.stop()
         raise
-    where = f"data in {data_dir}" if data_dir is not None and local.engine == "dynamodb-local" else "in memory"
-    print(f"lambda-mcp: state in table {table} on {local.engine} at {local.endpoint} ({where})", flush=True)
     return local
 
 

@@ -60,6 +60,10 @@ class TaskRecord:
     lease_owner: str | None = None
     lease_expires_at: float = 0.0
     attempts: int = 0
+    """Runs started by workers (claims); the sweeper gives up after the configured maximum."""
+    due_at: float = 0.0
+    """When the sweeper should look at a `working` task: its lease's end, or (unclaimed) when its
+    queue message should have been picked up. Stores index it only while the task is `working`."""
     version: int = 0
     """Bumped by every write; each write is conditioned on the version it read."""
 
@@ -69,6 +73,11 @@ class TaskRecord:
 
     def live(self, now: float) -> bool:
         return self.expires_at > now
+
+    @property
+    def sweepable(self) -> bool:
+        """Whether stores keep it in the due index (only `working` tasks can have a stalled worker)."""
+        return self.status == "working" and self.due_at > 0
 
 
 def transition(record: TaskRecord, status: TaskStatus, now: float, **changes: Any) -> TaskRecord:

@@ -3,26 +3,33 @@
 The runtime owns the rules; the store owns durability (conditional writes) and the executor owns
 where a task runs (an asyncio task in `lambda-mcp dev`; the SQS worker in Lambda). A run re-executes
 the tool from the top with every recorded answer, so a worker needs nothing but the record.
+Workers claim a task with a lease; the sweeper re-enqueues tasks whose lease ran out and fails
+them after `max_attempts`; a dead-lettered message fails its task.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..storage.errors import ConflictError
+from ..storage.ports import EventLog
 from .model import TaskRecord, TaskStatus, new_task_id, transition
 from .store import TaskStore
 
 EXTENSION = "io.modelcontextprotocol/tasks"
+logger = logging.getLogger("lambda_mcp")
 
 
 class Executor(Protocol):
     async def submit(self, task_id: str) -> None:
-        """Arrange for `TaskRuntime.run(task_id)` to happen (now or on another machine)."""
+        """Arrange for the task to run (now, or on a worker). Raises if that cannot be arranged."""
 
     def cancel(self, task_id: str) -> None:
         """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
@@ -38,8 +45,21 @@ class Outcome:
     input_requests: dict[str, dict[str, Any]] | None = None
 
 
-Execute = Callable[[TaskRecord, Callable[[], bool]], Awaitable[Outcome]]
-"""Runs a task's request once (dispatch provides it): the record and a cancellation check."""
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+Execute = Callable[[TaskRecord, Callable[[], bool], Notify], Awaitable[Outcome]]
+"""Runs a task's request once (dispatch provides it): the record, a cancellation check, and where
+notifications the run produces go."""
+
+
+class SubmitFailed(Exception):
+    """The task was written but could not be handed to its executor; it has been marked `failed`."""
+
+
+INTERNAL_ERROR = -32603
+
+
+def _failure(message: str) -> dict[str, Any]:
+    return {"code": INTERNAL_ERROR, "message": message}
 
 
 class TaskRuntime:
@@ -47,15 +67,24 @@ class TaskRuntime:
         self,
         store: TaskStore,
         *,
+        events: EventLog | None = None,
         default_ttl_ms: int = 3_600_000,
         max_ttl_ms: int = 86_400_000,
         poll_interval_ms: int = 500,
+        max_attempts: int = 3,
+        requeue_after_seconds: float = 900.0,
+        max_record_bytes: int = 350_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
+        self.events = events
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.poll_interval_ms = poll_interval_ms
+        self.max_attempts = max_attempts
+        self.requeue_after_seconds = requeue_after_seconds
+        self.max_record_bytes = max_record_bytes
+        """DynamoDB items are at most 400 KB; a result that would not fit fails the task with a clear error."""
         self.clock = clock
         self.executor: Executor | None = None
         self.execute: Execute | None = None
@@ -73,11 +102,13 @@ class TaskRuntime:
         requested_ttl_ms: int | None = None,
         session_id: str | None = None,
     ) -> TaskRecord:
-        """Write the task (durable when this returns) and submit it."""
+        """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
         if self.executor is None:
             raise RuntimeError("no task executor configured")
         now = self.clock()
         ttl_ms = min(requested_ttl_ms or self.default_ttl_ms, self.max_ttl_ms)
+        meta = params.get("_meta")
+        progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
         record = TaskRecord(
             task_id=new_task_id(),
             owner=owner,
@@ -93,10 +124,21 @@ class TaskRuntime:
             protocol_version=protocol_version,
             client_capabilities=client_capabilities,
             session_id=session_id,
+            progress_token=progress_token if isinstance(progress_token, str | int) else None,
+            due_at=now + self.requeue_after_seconds,
         )
         await self.store.create(record)
-        await self.executor.submit(record.task_id)
+        await self._submit(record)
         return record
+
+    async def _submit(self, record: TaskRecord) -> None:
+        assert self.executor is not None
+        try:
+            await self.executor.submit(record.task_id)
+        except Exception as exc:
+            logger.exception("could not queue task %s", record.task_id)
+            await self._settle(record, "failed", error=_failure("Task could not be queued for execution"))
+            raise SubmitFailed(str(exc)) from exc
 
     async def get(self, task_id: str, owner: str) -> TaskRecord | None:
         record = await self.store.get(task_id, self.clock())
@@ -104,18 +146,23 @@ class TaskRuntime:
 
     async def cancel(self, record: TaskRecord) -> TaskRecord:
         """Set `cancelled` (before answering) unless the task is already final; stop a local run."""
+        record = await self._settle(record, "cancelled", cancel_requested=True, input_requests={})
+        if self.executor is not None:
+            self.executor.cancel(record.task_id)
+        return record
+
+    async def _settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:
+        """Move a task to a final status unless it already is final (re-reading after lost races)."""
         while not record.terminal:
             try:
-                record = await self.store.save(
-                    transition(record, "cancelled", self.clock(), cancel_requested=True, input_requests={})
+                return await self.store.save(
+                    transition(record, status, self.clock(), lease_owner=None, due_at=0.0, **changes)
                 )
             except ConflictError:
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
                     break
                 record = fresh
-        if self.executor is not None:
-            self.executor.cancel(record.task_id)
         return record
 
     async def answer(self, record: TaskRecord, responses: dict[str, Any]) -> TaskRecord:
@@ -126,12 +173,14 @@ class TaskRuntime:
                 return record
             outstanding = {k: v for k, v in record.input_requests.items() if k not in accepted}
             status: TaskStatus = "input_required" if outstanding else "working"
+            now = self.clock()
             updated = transition(
                 record,
                 status,
-                self.clock(),
+                now,
                 input_requests=outstanding,
                 input_responses={**record.input_responses, **accepted},
+                due_at=now + self.requeue_after_seconds if status == "working" else 0.0,
             )
             try:
                 record = await self.store.save(updated)
@@ -142,30 +191,120 @@ class TaskRuntime:
                 record = fresh
                 continue
             if status == "working" and self.executor is not None:
-                await self.executor.submit(record.task_id)
+                await self._submit(record)
             return record
         return record
 
+    # -- running ----------------------------------------------------------------------------
     async def run(self, task_id: str) -> TaskRecord | None:
-        """Run a `working` task once and record how it ended; does nothing for any other status."""
+        """Run a `working` task once in this process and record how it ended (the in-process executor)."""
         record = await self.store.get(task_id, self.clock())
         if record is None or record.status != "working" or self.execute is None:
             return record
-        outcome = await self.execute(record, lambda: False)
+        outcome = await self.execute(record, lambda: False, self._notifier(record))
         return await self._finish(record, outcome)
 
+    async def work(self, task_id: str, worker_id: str, lease_seconds: float) -> str:
+        """A worker's handling of one queue message: claim the task with a lease, run it, record the end.
+
+        Returns what happened (for logs and tests). A message for a task that is unknown, final,
+        parked, cancelled or claimed by a live lease does nothing: redelivery is harmless. Raises
+        only when storage fails (the message is then retried).
+        """
+        now = self.clock()
+        record = await self.store.get(task_id, now)
+        if record is None:
+            return "skipped: unknown or expired"
+        if record.status != "working":
+            return f"skipped: {record.status}"
+        if record.lease_owner is not None and record.lease_expires_at > now:
+            return "skipped: claimed by a live lease"
+        if record.attempts >= self.max_attempts:
+            await self._settle(record, "failed", error=self._gave_up(record))
+            return "failed: attempts exhausted"
+        lease_end = now + lease_seconds
+        try:
+            claimed = await self.store.save(
+                dataclasses.replace(
+                    record,
+                    lease_owner=worker_id,
+                    lease_expires_at=lease_end,
+                    attempts=record.attempts + 1,
+                    due_at=lease_end,
+                    updated_at=now,
+                )
+            )
+        except ConflictError:
+            return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
+        assert self.execute is not None
+        outcome = await self._run_watched(claimed)
+        finished = await self._finish(claimed, outcome)
+        return finished.status
+
+    async def _run_watched(self, record: TaskRecord) -> Outcome:
+        """Run with a watcher that re-reads the record (at most once a second): a cancel stops the run."""
+        assert self.execute is not None
+        cancelled = False
+
+        def is_cancelled() -> bool:
+            return cancelled
+
+        run = asyncio.ensure_future(self.execute(record, is_cancelled, self._notifier(record)))
+
+        async def watch() -> None:
+            nonlocal cancelled
+            interval = max(1.0, record.poll_interval_ms / 1000)
+            while not run.done():
+                await asyncio.sleep(interval)
+                fresh = await self.store.get(record.task_id, self.clock())
+                if fresh is None or fresh.status != "working" or fresh.cancel_requested:
+                    cancelled = True
+                    run.cancel()
+                    return
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            return await run
+        except asyncio.CancelledError:
+            if not cancelled:
+                raise
+            return Outcome("cancelled")
+        finally:
+            watcher.cancel()
+
+    def _notifier(self, record: TaskRecord) -> Notify:
+        """Notifications from a task run go to the session's event log, on the task's own stream."""
+        events, session_id = self.events, record.session_id
+
+        async def notify(message: dict[str, Any]) -> None:
+            if events is not None and session_id is not None:
+                await events.append(session_id, task_stream(record.task_id), message)
+
+        return notify
+
     async def _finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
+        if outcome.kind == "completed" and outcome.result is not None:
+            size = len(json.dumps(outcome.result, separators=(",", ":"))) + len(json.dumps(record.params))
+            if size > self.max_record_bytes:
+                outcome = Outcome(
+                    "failed",
+                    error=_failure(
+                        f"Task result too large to store: {size} bytes; the limit is {self.max_record_bytes} bytes"
+                        " (a DynamoDB item holds at most 400 KB). Return a resource link to large content instead."
+                    ),
+                )
         for _ in range(5):
             if record.terminal or outcome.kind == "cancelled":
                 return record
             now = self.clock()
+            done = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
             if outcome.kind == "input_required":
                 new = {k: v for k, v in (outcome.input_requests or {}).items() if k not in record.input_responses}
-                updated = transition(record, "input_required", now, input_requests=new)
+                updated = transition(record, "input_required", now, input_requests=new, **done)
             elif outcome.kind == "completed":
-                updated = transition(record, "completed", now, result=outcome.result)
+                updated = transition(record, "completed", now, result=outcome.result, **done)
             else:
-                updated = transition(record, "failed", now, error=outcome.error)
+                updated = transition(record, "failed", now, error=outcome.error, **done)
             try:
                 return await self.store.save(updated)
             except ConflictError:  # cancelled (a cancel wins) or answered meanwhile: re-read and decide
@@ -174,6 +313,55 @@ class TaskRuntime:
                     return record
                 record = fresh
         return record
+
+    # -- failure paths: dead letters and the sweeper ------------------------------------------
+    def _gave_up(self, record: TaskRecord) -> dict[str, Any]:
+        return _failure(f"Task failed: its worker stopped before finishing, {record.attempts} times (timeout or crash)")
+
+    async def dead_letter(self, task_id: str) -> str:
+        """A task's message reached the dead-letter queue: fail it, unless it finished, parked or is running."""
+        now = self.clock()
+        record = await self.store.get(task_id, now)
+        if record is None or record.status != "working":
+            return "skipped"
+        if record.lease_owner is not None and record.lease_expires_at > now:
+            return "skipped: claimed by a live lease"
+        settled = await self._settle(
+            record,
+            "failed",
+            error=_failure("Task failed: its queue message could not be processed and went to the dead-letter queue"),
+        )
+        return settled.status
+
+    async def sweep(self, limit: int = 100) -> dict[str, int]:
+        """Re-enqueue working tasks whose lease ran out (or whose message was never picked up); fail
+        those that used up their attempts. Idempotent: a claim dedups the extra messages."""
+        counts = {"requeued": 0, "failed": 0}
+        now = self.clock()
+        for due in await self.store.list_due(now, limit):
+            record = await self.store.get(due.task_id, now)  # the index is eventually consistent
+            if record is None or not record.sweepable or record.due_at > now:
+                continue
+            if record.attempts >= self.max_attempts:
+                await self._settle(record, "failed", error=self._gave_up(record))
+                counts["failed"] += 1
+                continue
+            requeued = dataclasses.replace(
+                record, lease_owner=None, lease_expires_at=0.0, due_at=now + self.requeue_after_seconds, updated_at=now
+            )
+            try:
+                record = await self.store.save(requeued)
+            except ConflictError:
+                continue
+            if self.executor is not None:
+                await self.executor.submit(record.task_id)
+            counts["requeued"] += 1
+        return counts
+
+
+def task_stream(task_id: str) -> str:
+    """The event-log stream of a task's notifications (event ids encode it)."""
+    return f"task-{task_id}"
 
 
 class InProcessExecutor:
@@ -193,37 +381,3 @@ class InProcessExecutor:
         running = self._running.get(task_id)
         if running is not None:
             running.cancel()
-
-
-class ThreadExecutor:
-    """Runs tasks on a background thread with its own event loop.
-
-    `lambda-mcp dev --lambda` uses it as a stand-in for the SQS worker: the handler's own loop only
-    runs while an invocation is in progress, as in Lambda, so tasks cannot live on it.
-    """
-
-    def __init__(self, runtime: TaskRuntime) -> None:
-        import threading
-
-        self._runtime = runtime
-        self._loop = asyncio.new_event_loop()
-        self._running: dict[str, asyncio.Task[Any]] = {}
-        self._thread = threading.Thread(target=self._loop.run_forever, name="lambda-mcp-tasks", daemon=True)
-        self._thread.start()
-        runtime.executor = self
-
-    async def submit(self, task_id: str) -> None:
-        def start() -> None:
-            task = self._loop.create_task(self._runtime.run(task_id))
-            self._running[task_id] = task
-            task.add_done_callback(lambda _: self._running.pop(task_id, None))
-
-        self._loop.call_soon_threadsafe(start)
-
-    def cancel(self, task_id: str) -> None:
-        def stop() -> None:
-            running = self._running.get(task_id)
-            if running is not None:
-                running.cancel()
-
-        self._loop.call_soon_threadsafe(stop)

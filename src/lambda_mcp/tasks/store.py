@@ -30,6 +30,9 @@ class TaskStore(Protocol):
     ) -> tuple[list[TaskRecord], str | None]:
         """The owner's live tasks, oldest first, a page at a time (no Scan: an index by owner)."""
 
+    async def list_due(self, now: float, limit: int = 100) -> list[TaskRecord]:
+        """Live `working` tasks whose `due_at` has passed, most overdue first (no Scan: a sparse index)."""
+
 
 def encode_cursor(position: dict[str, object]) -> str:
     return base64.urlsafe_b64encode(json.dumps(position, separators=(",", ":")).encode()).decode()
@@ -47,7 +50,8 @@ def decode_cursor(cursor: str) -> dict[str, object]:
 
 
 class InMemoryTaskStore:
-    """Safe to share between the request loop and a task thread (`ThreadExecutor`): every method holds a lock."""
+    """Safe to share between the request loop and worker threads (`lambda-mcp dev --lambda`): every method
+    holds a lock."""
 
     def __init__(self) -> None:
         self._items: dict[str, TaskRecord] = {}
@@ -92,3 +96,9 @@ class InMemoryTaskStore:
         last = page[-1] if page else None
         next_cursor = encode_cursor({"c": last.created_at, "t": last.task_id}) if more and last else None
         return [copy.deepcopy(r) for r in page], next_cursor
+
+    async def list_due(self, now: float, limit: int = 100) -> list[TaskRecord]:
+        with self._lock:
+            due = [r for r in self._items.values() if r.sweepable and r.due_at <= now and r.live(now)]
+        due.sort(key=lambda r: (r.due_at, r.task_id))
+        return [copy.deepcopy(r) for r in due[:limit]]

@@ -5,7 +5,7 @@
 | legacy session | `SESSION#<session id>` | `SESSION` |
 | stream counter | `SESSION#<session id>` | `STREAM#<stream id>` |
 | stream event | `SESSION#<session id>` | `EVENT#<stream id>#<seq, 10 digits>` |
-| task | `TASK#<task id>` | `TASK` (also `owner_pk`, `created_sk` for the `by-owner` index; below) |
+| task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
 because DynamoDB deletes expired items up to days late (and moto never does).
@@ -36,11 +36,19 @@ def event_sk(stream_id: str, seq: int) -> str:
 # | item | pk | sk | owner_pk (index `by-owner`) | created_sk |
 # |---|---|---|---|---|
 # | task | `TASK#<task id>` | `TASK` | `OWNER#<owner>` | `<created_at, 17.6f>#<task id>` |
+#
+# `working` tasks also carry `due_pk` = `DUE` and `due_sk` = `<due, 17.6f>#<task id>` (a sparse
+# index, `by-due`): when their worker lease runs out, or, unclaimed, when the sweeper should
+# re-enqueue them. Other statuses drop both attributes, so the sweeper's Query reads only work.
 
 TASK_SK = "TASK"
 OWNER_PK = "owner_pk"
 CREATED_SK = "created_sk"
 BY_OWNER_INDEX = "by-owner"
+DUE_PK = "due_pk"
+DUE_SK = "due_sk"
+BY_DUE_INDEX = "by-due"
+DUE_PARTITION = "DUE"
 
 
 def task_pk(task_id: str) -> str:
@@ -53,3 +61,7 @@ def owner_pk(owner: str) -> str:
 
 def created_sk(created_at: float, task_id: str) -> str:
     return f"{created_at:017.6f}#{task_id}"
+
+
+def due_sk(due: float, task_id: str) -> str:
+    return f"{due:017.6f}#{task_id}"

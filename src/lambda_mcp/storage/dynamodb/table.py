@@ -13,6 +13,8 @@ TABLE_DEFINITION: dict[str, Any] = {
         {"AttributeName": keys.SK, "AttributeType": "S"},
         {"AttributeName": keys.OWNER_PK, "AttributeType": "S"},
         {"AttributeName": keys.CREATED_SK, "AttributeType": "S"},
+        {"AttributeName": keys.DUE_PK, "AttributeType": "S"},
+        {"AttributeName": keys.DUE_SK, "AttributeType": "S"},
     ],
     "KeySchema": [
         {"AttributeName": keys.PK, "KeyType": "HASH"},
@@ -26,7 +28,15 @@ TABLE_DEFINITION: dict[str, Any] = {
                 {"AttributeName": keys.CREATED_SK, "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "ALL"},
-        }
+        },
+        {
+            "IndexName": keys.BY_DUE_INDEX,
+            "KeySchema": [
+                {"AttributeName": keys.DUE_PK, "KeyType": "HASH"},
+                {"AttributeName": keys.DUE_SK, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        },
     ],
     "BillingMode": "PAY_PER_REQUEST",
 }

@@ -1,4 +1,5 @@
-"""DynamoDB adapter for the task store: one item per task, conditional writes, listing through the owner index."""
+"""DynamoDB adapter for the task store: one item per task, conditional writes, listing through the owner
+and due indexes."""
 
 from __future__ import annotations
 
@@ -28,8 +29,15 @@ class DynamoDBTaskStore:
         return {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.TASK_SK}}
 
     def _item(self, record: TaskRecord) -> dict[str, Any]:
+        due: dict[str, Any] = {}
+        if record.sweepable:  # a sparse index: only working tasks are in it
+            due = {
+                keys.DUE_PK: {"S": keys.DUE_PARTITION},
+                keys.DUE_SK: {"S": keys.due_sk(record.due_at, record.task_id)},
+            }
         return {
             **self._key(record.task_id),
+            **due,
             keys.OWNER_PK: {"S": keys.owner_pk(record.owner)},
             keys.CREATED_SK: {"S": keys.created_sk(record.created_at, record.task_id)},
             keys.EXPIRES_AT: {"N": str(int(record.expires_at))},
@@ -93,3 +101,19 @@ class DynamoDBTaskStore:
         records = [r for r in map(self._record, page.get("Items", [])) if r.live(now)]
         last = page.get("LastEvaluatedKey")
         return records, encode_cursor({"o": owner, "k": last}) if last else None
+
+    async def list_due(self, now: float, limit: int = 100) -> list[TaskRecord]:
+        with translated():
+            page = self._client().query(
+                TableName=self.table_name,
+                IndexName=keys.BY_DUE_INDEX,
+                KeyConditionExpression="#due_pk = :due AND #due_sk < :now",
+                ExpressionAttributeNames={"#due_pk": keys.DUE_PK, "#due_sk": keys.DUE_SK},
+                ExpressionAttributeValues={
+                    ":due": {"S": keys.DUE_PARTITION},
+                    ":now": {"S": keys.due_sk(now, "~")},
+                },
+                Limit=limit,
+            )
+        # the index is eventually consistent: callers re-read each record before acting on it
+        return [r for r in map(self._record, page.get("Items", [])) if r.sweepable and r.live(now)]

@@ -1,0 +1,21 @@
+"""The Lambda entrypoints' kit: built once per process from `LAMBDA_MCP_*` settings.
+
+Each deployed function imports only its own entrypoint; `lambda-mcp dev --lambda` imports both
+into one process, where they then share one kit (and so one in-memory state).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..config import Settings
+from ..kit import Kit, build_kit
+from ..loader import load_app
+
+
+@functools.cache
+def lambda_kit() -> Kit:
+    settings = Settings.from_env()
+    if not settings.app:
+        raise RuntimeError("set LAMBDA_MCP_APP to the app to serve, e.g. app.py:app")
+    return build_kit(load_app(settings.app), settings, streaming=False)

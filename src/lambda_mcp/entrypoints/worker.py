@@ -1,0 +1,21 @@
+"""The task worker Lambda handler: SQS task messages, dead letters and the scheduled sweeper.
+
+Deployed as `lambda_mcp.entrypoints.worker.handler` with the same `LAMBDA_MCP_*` settings as the
+HTTP function plus `LAMBDA_MCP_TASK_DLQ_ARN` (see template.yaml).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..worker import handle_event
+from ._kit import lambda_kit
+
+kit = lambda_kit()
+if kit.tasks is None:
+    raise RuntimeError("the task worker needs LAMBDA_MCP_TASK_QUEUE_URL (and LAMBDA_MCP_TABLE_NAME) to be set")
+_runtime = kit.tasks
+
+
+def handler(event: dict[str, Any], context: Any) -> Any:
+    return handle_event(_runtime, event, context, kit.settings.task_dead_letter_arn)
