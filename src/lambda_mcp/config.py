@@ -32,6 +32,9 @@ class Settings:
     retry_ms: int = 1000
     """`retry:` sent before the server closes a legacy SSE stream for polling."""
     server_request_timeout_seconds: float = 300.0
+    max_wait_seconds: float = 25.0
+    """Longest a buffered response waits (legacy `tasks/result`) before ending for the client to resume;
+    also bounded by the Lambda invocation's remaining time."""
     table_name: str | None = None
     """DynamoDB state table; when set, sessions and stream events live there instead of in memory."""
     task_queue_url: str | None = None
@@ -59,6 +62,7 @@ class Settings:
             session_touch_seconds=float(env.get(PREFIX + "SESSION_TOUCH_SECONDS", 300)),
             max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
             retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
+            max_wait_seconds=float(env.get(PREFIX + "MAX_WAIT_SECONDS", 25)),
             table_name=env.get(PREFIX + "TABLE_NAME") or None,
             task_queue_url=env.get(PREFIX + "TASK_QUEUE_URL") or None,
             task_dead_letter_arn=env.get(PREFIX + "TASK_DLQ_ARN") or None,

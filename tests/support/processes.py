@@ -83,11 +83,13 @@ def lambda_mcp_dev(
     validate_into: Path | None = None,
     log: Path | None = None,
     aws_data_dir: Path | None = None,
+    aws_endpoint: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> ServerProcess:
     """`lambda-mcp dev TARGET [--lambda] [--aws local --data-dir DIR]`, optionally with every response
     schema-checked into `validate_into`."""
     port = free_port()
-    env: dict[str, str] = {}
+    env = dict(env or {})
     if validate_into is not None:
         args = [sys.executable, str(ROOT / "tests/support/validating_server.py"), target, str(port)]
         env["LAMBDA_MCP_TEST_VIOLATIONS"] = str(validate_into)
@@ -97,4 +99,6 @@ def lambda_mcp_dev(
         args.append("--lambda")
     if aws_data_dir is not None:
         args += ["--aws", "local", "--data-dir", str(aws_data_dir)]
+    if aws_endpoint is not None:
+        args += ["--aws-endpoint", aws_endpoint]
     return ServerProcess(args, port, env, log)

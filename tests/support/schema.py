@@ -55,6 +55,12 @@ TASK_RESULT_TYPES = {
     "tasks/update": "UpdateTaskResult",
     "tasks/cancel": "CancelTaskResult",
 }
+LEGACY_TASK_RESULT_TYPES = {
+    "tasks/get": "GetTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
+    "tasks/result": "GetTaskPayloadResult",
+}
 
 
 @cache
@@ -101,6 +107,10 @@ def message_errors(message: Any, version: str, method: str | None = None) -> lis
             problems += errors_for(result, TASKS_EXTENSION, "CreateTaskResult")
         elif modern and method in TASK_RESULT_TYPES:
             problems += errors_for(result, TASKS_EXTENSION, TASK_RESULT_TYPES[method or ""])
+        elif not modern and method == "tools/call" and isinstance(result, dict) and "task" in result:
+            problems += errors_for(result, version, "CreateTaskResult")
+        elif not modern and method in LEGACY_TASK_RESULT_TYPES:
+            problems += errors_for(result, version, LEGACY_TASK_RESULT_TYPES[method or ""])
         else:
             problems += errors_for(result, version, RESULT_TYPES.get(method or "", "Result"))
         if not modern and isinstance(result, dict) and "resultType" in result:

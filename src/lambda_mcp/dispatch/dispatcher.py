@@ -16,6 +16,7 @@ from typing import Any
 from ..protocol import jsonrpc, shaping, versions
 from ..protocol.errors import (
     INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND_LEGACY,
     MCPError,
     invalid_params,
@@ -32,8 +33,8 @@ from ..tasks.runtime import EXTENSION, TaskRuntime
 from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput
 from .pagination import page
 from .request_state import StateSealer
-from .scope import Handler, RequestScope
-from .tasks import TaskMethods, declares_tasks, tasks_extension_required
+from .scope import Handler, RequestScope, WaitInterrupted
+from .tasks import LEGACY_CAPABILITY, TaskMethods, declares_tasks, tasks_extension_required
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -99,6 +100,8 @@ class Dispatcher:
             "resources/subscribe": self._subscribe,
             "resources/unsubscribe": self._unsubscribe,
         }
+        if self.task_methods is not None:
+            self._legacy.update(self.task_methods.legacy_handlers())
 
     # -- the boundary ---------------------------------------------------------------------
     async def handle(self, message: Message, scope: RequestScope) -> tuple[dict[str, Any] | None, int]:
@@ -110,6 +113,8 @@ class Dispatcher:
         except MCPError as exc:
             status = exc.http_status or (modern_http_status(exc.code) if scope.era == "modern" else 200)
             return jsonrpc.error_message(message.id, exc.to_error()), status
+        except WaitInterrupted:
+            raise  # the transport ends the response for the client to resume
         except (CancelledByClient, InputRequired):
             if scope.is_cancelled():
                 return None, 200
@@ -172,9 +177,12 @@ class Dispatcher:
         scope.new_session_id = record.session_id
         scope.session = record
         scope.version = version
+        capabilities = self.app.capabilities()
+        if self.task_methods is not None and self.task_methods.legacy_enabled(scope):
+            capabilities["tasks"] = LEGACY_CAPABILITY
         result: dict[str, Any] = {
             "protocolVersion": version,
-            "capabilities": self.app.capabilities(),
+            "capabilities": capabilities,
             "serverInfo": shaping.implementation(self.app.server_info(), version),
         }
         if self.app.instructions:
@@ -240,11 +248,13 @@ class Dispatcher:
         if not isinstance(arguments, dict):
             raise invalid_params("tools/call arguments must be an object")
         as_task = False
-        if scope.era == "modern" and tool.task_support != "forbidden":
+        if scope.era == "legacy":
+            as_task = self._legacy_task_augmented(name, tool.task_support, params, scope)
+        elif tool.task_support != "forbidden":
             as_task = self.tasks is not None and declares_tasks(scope)
             if tool.task_support == "required" and not as_task:
                 raise tasks_extension_required(f"Tool {name!r} runs only as a task: declare the {EXTENSION} extension")
-        if as_task and self.task_methods is not None and not tool.defer_task:
+        if as_task and self.task_methods is not None and (scope.era == "legacy" or not tool.defer_task):
             return await self.task_methods.create("tools/call", params, scope, {})
         try:
             result = await self._run(
@@ -256,6 +266,17 @@ class Dispatcher:
         if result.get("resultType") == "input_required":
             return result
         return shaping.tool_result(result, scope.version)
+
+    def _legacy_task_augmented(self, name: str, support: str, params: dict[str, Any], scope: RequestScope) -> bool:
+        """2025-11-25 `params.task`: honoured only where the tasks capability was advertised (ignored
+        elsewhere); -32601 for a task on a forbidden tool and for a required tool called without one."""
+        enabled = self.task_methods is not None and self.task_methods.legacy_enabled(scope)
+        augmented = enabled and isinstance(params.get("task"), dict)
+        if augmented and support == "forbidden":
+            raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} does not support task-augmented calls")
+        if support == "required" and not augmented:
+            raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} must be called as a task (params.task)")
+        return augmented
 
     async def _prompts_get(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         name = _string(params, "name")

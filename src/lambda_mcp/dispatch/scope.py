@@ -39,6 +39,14 @@ class RequestScope:
     is_cancelled: Callable[[], bool] = _never
     close_stream: Callable[[], Awaitable[None]] | None = None
     new_session_id: str | None = None
+    wait_until: float | None = None
+    """Epoch seconds by which a blocking wait (legacy `tasks/result`) must hand back to the transport
+    (`WaitInterrupted`), so it never outlives the invocation; None on a streaming server."""
+
+
+class WaitInterrupted(Exception):
+    """A blocking wait reached `RequestScope.wait_until`: the transport ends the response so the
+    client can resume it (an SSE `retry:` and a `GET` with `Last-Event-ID`)."""
 
 
 Handler = Callable[[dict[str, Any], RequestScope], Awaitable[dict[str, Any]]]

@@ -3,22 +3,27 @@ and running a task's call once for the runtime (the same dispatch path as an inl
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import shaping
-from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params
+from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params, method_not_found
 from ..server.context import CancelledByClient, InputRequired
 from ..tasks.model import TaskRecord
 from ..tasks.runtime import EXTENSION, Notify, Outcome, SubmitFailed, TaskRuntime
-from .scope import Handler, RequestScope
+from .scope import Handler, RequestScope, WaitInterrupted
 
 if TYPE_CHECKING:
     from .dispatcher import Dispatcher
 
 logger = logging.getLogger("lambda_mcp")
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+LEGACY_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+"""The 2025-11-25 `tasks` server capability: tools/call may be task-augmented; list and cancel work."""
 
 
 def declares_tasks(scope: RequestScope) -> bool:
@@ -66,6 +71,25 @@ def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
     return task
 
 
+def legacy_task(record: TaskRecord) -> dict[str, Any]:
+    """The 2025-11-25 `Task`: `ttl` and `pollInterval` in ms (the 2026 names end in `Ms`)."""
+    task: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": record.status,
+        "createdAt": _iso(record.created_at),
+        "lastUpdatedAt": _iso(record.updated_at or record.created_at),
+        "ttl": record.ttl_ms,
+        "pollInterval": record.poll_interval_ms,
+    }
+    if record.status_message:
+        task["statusMessage"] = record.status_message
+    return task
+
+
+def cancelled_error(task_id: str) -> dict[str, Any]:
+    return {"code": INTERNAL_ERROR, "message": "Task was cancelled", "data": {"taskId": task_id}}
+
+
 class TaskMethods:
     def __init__(self, runtime: TaskRuntime, dispatcher: Dispatcher) -> None:
         self.runtime = runtime
@@ -75,9 +99,20 @@ class TaskMethods:
     def modern_handlers(self) -> dict[str, Handler]:
         return {"tasks/get": self._get, "tasks/update": self._update, "tasks/cancel": self._cancel}
 
+    def legacy_handlers(self) -> dict[str, Handler]:
+        return {
+            "tasks/get": self._legacy_get,
+            "tasks/list": self._legacy_list,
+            "tasks/cancel": self._legacy_cancel,
+            "tasks/result": self._legacy_result,
+        }
+
     async def create(
         self, method: str, params: dict[str, Any], scope: RequestScope, answers: dict[str, Any]
     ) -> dict[str, Any]:
+        """Create the task durably and answer with the era's CreateTaskResult (nested legacy, flat modern)."""
+        requested = params.get("task")
+        ttl = requested.get("ttl") if scope.era == "legacy" and isinstance(requested, dict) else None
         try:
             record = await self.runtime.create(
                 owner=owner_of(scope),
@@ -87,10 +122,13 @@ class TaskMethods:
                 protocol_version=scope.version,
                 client_capabilities=scope.client_capabilities,
                 answers=answers,
+                requested_ttl_ms=ttl if isinstance(ttl, int) and ttl > 0 else None,
                 session_id=scope.session.session_id if scope.session else None,
             )
         except SubmitFailed as exc:
             raise MCPError(INTERNAL_ERROR, "The task could not be queued for execution; try again") from exc
+        if scope.era == "legacy":
+            return {"task": legacy_task(record)}
         return {"resultType": "task", **modern_task(record, detailed=False)}
 
     # -- 2026 extension methods -----------------------------------------------------------
@@ -118,6 +156,71 @@ class TaskMethods:
     async def _cancel(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         await self.runtime.cancel(await self._record(params, scope))
         return {}
+
+    # -- 2025-11-25 core task methods -----------------------------------------------------
+    def legacy_enabled(self, scope: RequestScope) -> bool:
+        """Core tasks exist from 2025-11-25; older sessions see neither the capability nor the methods."""
+        return scope.era == "legacy" and scope.version == "2025-11-25"
+
+    async def _legacy_record(self, params: dict[str, Any], scope: RequestScope, method: str) -> TaskRecord:
+        if not self.legacy_enabled(scope):
+            raise method_not_found(method)
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise invalid_params('"taskId" must be a string')
+        record = await self.runtime.get(task_id, owner_of(scope))
+        if record is None:
+            raise invalid_params(f"Unknown or expired task: {task_id}")
+        return record
+
+    async def _legacy_get(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
+        return legacy_task(await self._legacy_record(params, scope, "tasks/get"))
+
+    async def _legacy_list(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
+        if not self.legacy_enabled(scope):
+            raise method_not_found("tasks/list")
+        cursor = params.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise invalid_params("cursor must be a string")
+        try:
+            records, next_cursor = await self.runtime.store.list_owned(
+                owner_of(scope), self.runtime.clock(), cursor, limit=self.dispatcher.app.page_size
+            )
+        except ValueError as exc:
+            raise invalid_params("Invalid cursor") from exc
+        result: dict[str, Any] = {"tasks": [legacy_task(r) for r in records]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _legacy_cancel(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
+        record = await self._legacy_record(params, scope, "tasks/cancel")
+        if record.terminal:
+            raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
+        record = await self.runtime.cancel(record)
+        return legacy_task(record)
+
+    async def _legacy_result(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
+        """Block until the task is final by polling storage (backoff up to its poll interval), then
+        answer exactly as the call would have: its result, or the same JSON-RPC error."""
+        record = await self._legacy_record(params, scope, "tasks/result")
+        delay = 0.05
+        while not record.terminal:
+            if scope.wait_until is not None and time.time() + delay >= scope.wait_until:
+                raise WaitInterrupted(record.task_id)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, record.poll_interval_ms / 1000)
+            fresh = await self.runtime.store.get(record.task_id, self.runtime.clock())
+            if fresh is None:
+                raise invalid_params(f"Unknown or expired task: {record.task_id}")
+            record = fresh
+        related = {RELATED_TASK: {"taskId": record.task_id}}
+        if record.result is not None:
+            result = dict(record.result)
+            result["_meta"] = {**(result.get("_meta") or {}), **related}
+            return result
+        error = record.error or cancelled_error(record.task_id)
+        raise MCPError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
 
     # -- running a task's call --------------------------------------------------------------
     async def execute(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
@@ -153,4 +256,6 @@ class TaskMethods:
         shaped = shaping.tool_result(result, scope.version)
         if record.wire == "modern":
             shaped.setdefault("resultType", "complete")
+        elif shaped.get("isError") is True:  # 2025-11-25: a tool error fails the task (tasks/result returns it)
+            return Outcome("failed", result=shaped)
         return Outcome("completed", result=shaped)

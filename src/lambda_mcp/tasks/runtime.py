@@ -303,8 +303,8 @@ class TaskRuntime:
                 updated = transition(record, "input_required", now, input_requests=new, **done)
             elif outcome.kind == "completed":
                 updated = transition(record, "completed", now, result=outcome.result, **done)
-            else:
-                updated = transition(record, "failed", now, error=outcome.error, **done)
+            else:  # a JSON-RPC error, or (2025-11-25) a tool result with isError
+                updated = transition(record, "failed", now, error=outcome.error, result=outcome.result, **done)
             try:
                 return await self.store.save(updated)
             except ConflictError:  # cancelled (a cancel wins) or answered meanwhile: re-read and decide

@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..config import Settings
 from ..dispatch.dispatcher import META_CAPABILITIES, META_VERSION, Dispatcher
-from ..dispatch.scope import RequestScope
+from ..dispatch.scope import RequestScope, WaitInterrupted
 from ..protocol import jsonrpc, versions
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -33,7 +33,7 @@ from ..protocol.jsonrpc import Message
 from ..storage.ports import EventLog, SessionStore
 from ..storage.records import SessionRecord
 from . import headers as mcp_headers
-from . import security, sse
+from . import security, sse, waits
 from .calls import LiveCall, PendingRequests
 from .principal import principal_of
 
@@ -362,13 +362,19 @@ class MCPEndpoint:
             )
         if self.streaming and wants_sse:
             return await self._run_streaming(message, scope, wants_json)
+        if wants_sse and waits.resumable(message, scope):
+            return await self._wait(request, message, scope, None)
         notifications: list[dict[str, Any]] = []
 
         async def collect(outgoing: dict[str, Any]) -> None:
             notifications.append(outgoing)
 
         scope.send = collect
-        response, status = await self.dispatcher.handle(message, scope)
+        scope.wait_until = waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds)
+        try:
+            response, status = await self.dispatcher.handle(message, scope)
+        except WaitInterrupted:  # a JSON-only client cannot resume: say so, the task goes on
+            response, status = jsonrpc.error_message(message.id, waits.still_running()), 200
         headers = {"mcp-session-id": scope.new_session_id} if scope.new_session_id else None
         if notifications and wants_sse or not wants_json:
             body = b"".join(sse.event(n) for n in notifications)
@@ -454,6 +460,47 @@ class MCPEndpoint:
             elif not delivered and call.generation == generation and call.session_id is None:
                 call.cancel()  # 2026: closing the response stream is cancellation
 
+    # -- waits that outlive an invocation (buffered legacy tasks/result) -------------------
+    async def _wait(self, request: Request, message: Message, scope: RequestScope, event_id: str | None) -> Response:
+        """Run a blocking call until it answers or the invocation's time runs low; then end the SSE
+        response with the priming event id and `retry:`, for a `GET` with `Last-Event-ID` (on any
+        instance) to resume the same wait."""
+        assert scope.session is not None and message.id is not None
+        if event_id is None:
+            stream = waits.stream_for(message)
+            event_id = (await self.events.append(scope.session.session_id, stream, None)).event_id
+        scope.wait_until = waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds)
+        notifications: list[dict[str, Any]] = []
+
+        async def collect(outgoing: dict[str, Any]) -> None:
+            notifications.append(outgoing)
+
+        scope.send = collect
+        try:
+            response, status = await self.dispatcher.handle(message, scope)
+        except WaitInterrupted:
+            body = sse.event(None, event_id, retry_ms=self.settings.retry_ms)
+            return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+        body = sse.event(None, event_id) + b"".join(sse.event(n) for n in notifications)
+        if response is not None:
+            body += sse.event(response)
+        return Response(body, status_code=status, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+
+    async def _resume_wait(self, request: Request, session: SessionRecord, last_event_id: str) -> Response:
+        message = waits.message_for(last_event_id)
+        if message is None:
+            return Response(status_code=405, headers={"Allow": "POST, DELETE"})
+        if await self.events.after(session.session_id, last_event_id) is None:
+            return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+        scope = RequestScope(
+            era="legacy",
+            version=session.protocol_version,
+            client_capabilities=session.client_capabilities,
+            session=session,
+            principal=session.principal,
+        )
+        return await self._wait(request, message, scope, last_event_id)
+
     # -- GET and DELETE -------------------------------------------------------------------
     async def _get(self, request: Request) -> Response:
         if "mcp-session-id" not in request.headers:
@@ -462,9 +509,11 @@ class MCPEndpoint:
         if isinstance(found, Response):
             return found
         session = found
-        if not self.streaming:
-            return Response(status_code=405, headers={"Allow": "POST, DELETE"})
         last_event_id = request.headers.get("last-event-id")
+        if not self.streaming:
+            if last_event_id:
+                return await self._resume_wait(request, session, last_event_id)
+            return Response(status_code=405, headers={"Allow": "POST, DELETE"})
         if last_event_id:
             return await self._resume(session, last_event_id)
         return StreamingResponse(self._session_stream(session), media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
