@@ -253,3 +253,28 @@ def test_the_streaming_dev_server_runs_legacy_tasks_in_process(tmp_path: Path, r
         assert result["_meta"][RELATED] == {"taskId": task["task"]["taskId"]}
     finally:
         process.stop()
+
+
+def test_a_wait_started_on_one_instance_resumes_on_another(
+    dynamodb_local_url: str, tmp_path: Path, recorder: Recorder
+) -> None:
+    """Two handler processes share the table (DynamoDB Local): the task runs behind the first, its
+    `tasks/result` starts there, ends early, and the `GET` with `Last-Event-ID` is served by the second."""
+    env = {"LAMBDA_MCP_MAX_WAIT_SECONDS": "1", "LAMBDA_MCP_RETRY_MS": "100", "LAMBDA_MCP_TABLE_NAME": "two-instances"}
+    first = lambda_mcp_dev(APP, through_lambda=True, aws_endpoint=dynamodb_local_url, env=env, log=tmp_path / "1.log")
+    second = lambda_mcp_dev(APP, through_lambda=True, aws_endpoint=dynamodb_local_url, env=env, log=tmp_path / "2.log")
+    try:
+        client = LegacyClient(first.url, recorder)
+        task = client.call("tools/call", {"name": "slow_compute", "arguments": {"seconds": 2}, "task": {}})["result"]
+        messages = client.post("tasks/result", {"taskId": task["task"]["taskId"]})
+        assert not [m for m in messages if "result" in m] and "retry: " in client.last.text
+        client.url = second.url
+        for _ in range(20):
+            messages = client.resume()
+            assert client.last.status_code == 200, client.last.text
+            if [m for m in messages if "result" in m]:
+                break
+        assert messages[-1]["result"]["content"][0]["text"] == "computed result in 2s"
+    finally:
+        first.stop()
+        second.stop()

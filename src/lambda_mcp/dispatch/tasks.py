@@ -198,6 +198,8 @@ class TaskMethods:
         if record.terminal:
             raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
         record = await self.runtime.cancel(record)
+        if record.status != "cancelled":  # it reached a final status first: the same answer as above
+            raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
         return legacy_task(record)
 
     async def _legacy_result(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:

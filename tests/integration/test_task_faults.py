@@ -1,0 +1,215 @@
+"""Task faults on real wires: SQS on moto server, state in Amazon DynamoDB Local, the real worker
+handler fed by the local event source (receive, invoke, delete successes, leave failures).
+
+The queue's visibility timeout is 2 s and the worker's invocation timeout 1 s (so a lease lasts
+1.1 s); a message is dead-lettered on its 4th receive, as in template.yaml (maxReceiveCount 3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+
+from lambda_mcp.config import Settings
+from lambda_mcp.kit import Kit, build_kit
+from lambda_mcp.local.poller import LocalEventSource
+from lambda_mcp.storage.dynamodb import create_table
+from lambda_mcp.tasks import TaskRecord
+from lambda_mcp.tasks.runtime import TaskRuntime
+from lambda_mcp.worker import handle_event
+from tests.support import fault_app
+from tests.support.client import MCPTestClient
+
+pytestmark = pytest.mark.anyio
+OWNER = "principal:fault-test"
+
+
+@dataclass
+class Stack:
+    kit: Kit
+    runtime: TaskRuntime
+    sqs: Any
+    queue_url: str
+    dead_letter_url: str
+    dead_letter_arn: str
+
+    def source(self) -> LocalEventSource:
+        def handler(event: dict[str, Any], context: Any) -> Any:
+            return handle_event(self.runtime, event, context, self.dead_letter_arn)
+
+        return LocalEventSource(
+            self.sqs, self.queue_url, self.dead_letter_url, handler, worker_timeout_ms=1000, sweep_seconds=3600
+        )
+
+    async def create(self, tool: str, label: str) -> TaskRecord:
+        return await self.runtime.create(
+            owner=OWNER,
+            method="tools/call",
+            params={"name": tool, "arguments": {"label": label}},
+            wire="modern",
+            protocol_version="2026-07-28",
+            client_capabilities={},
+        )
+
+    async def final(self, task_id: str, timeout: float = 30) -> TaskRecord:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            record = await self.runtime.store.get(task_id, time.time())
+            assert record is not None
+            if record.terminal:
+                return record
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"task {task_id} still {record.status} after {timeout}s (stuck)")
+
+    def queued(self, url: str) -> int:
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        attributes = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+        return sum(int(attributes[n]) for n in names)
+
+
+@pytest.fixture
+def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", moto_server_url)
+    token = secrets.token_hex(4)
+    table = f"faults-{token}"
+    create_table(boto3.client("dynamodb"), table)
+    sqs = boto3.client("sqs")
+    dead_letter_url = sqs.create_queue(QueueName=f"dlq-{token}")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=dead_letter_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "3"})
+    queue_url = sqs.create_queue(
+        QueueName=f"tasks-{token}", Attributes={"VisibilityTimeout": "2", "RedrivePolicy": redrive}
+    )["QueueUrl"]
+    settings = Settings(table_name=table, task_queue_url=queue_url, task_dead_letter_arn=arn, state_key=b"k" * 32)
+    kit = build_kit(fault_app.app, settings, streaming=False, local=True)
+    assert kit.tasks is not None
+    yield Stack(kit, kit.tasks, sqs, queue_url, dead_letter_url, arn)
+    boto3.client("dynamodb").delete_table(TableName=table)
+
+
+@pytest.fixture
+async def running(stack: Stack) -> AsyncIterator[Stack]:
+    source = stack.source().start()
+    yield stack
+    source.stop()
+
+
+async def test_a_message_delivered_three_times_runs_the_task_once(running: Stack) -> None:
+    label = secrets.token_hex(4)
+    task = await running.create("counted", label)
+    for _ in range(2):  # two more deliveries of the same task, picked up concurrently
+        running.sqs.send_message(QueueUrl=running.queue_url, MessageBody=json.dumps({"taskId": task.task_id}))
+    final = await running.final(task.task_id)
+    await asyncio.sleep(1.5)  # let every copy be received and settled
+    assert fault_app.runs[label] == 1
+    assert final.status == "completed" and final.attempts == 1
+    assert final.result is not None and final.result["content"][0]["text"] == f"{label} done"
+    assert (await running.runtime.store.get(task.task_id, time.time())) == final  # nothing wrote after the end
+    assert running.queued(running.queue_url) == 0 and running.queued(running.dead_letter_url) == 0
+
+
+async def test_a_worker_killed_mid_task_completes_on_redelivery(running: Stack) -> None:
+    label = secrets.token_hex(4)
+    task = await running.create("crash_once", label)
+    final = await running.final(task.task_id)
+    assert final.status == "completed" and final.attempts == 2 and fault_app.runs[label] == 2
+    assert final.lease_owner is None
+
+
+async def test_a_worker_killed_every_time_ends_failed_through_the_dead_letter_queue(running: Stack) -> None:
+    label = secrets.token_hex(4)
+    task = await running.create("always_crash", label)
+    final = await running.final(task.task_id, timeout=40)
+    assert final.status == "failed"
+    assert final.error is not None and "dead-letter queue" in final.error["message"]
+    assert fault_app.runs[label] == 3  # maxReceiveCount deliveries, then the dead-letter queue
+    await asyncio.sleep(0.5)
+    assert running.queued(running.queue_url) == 0 and running.queued(running.dead_letter_url) == 0
+
+
+async def _sweep_until(runtime: TaskRuntime, key: str) -> dict[str, int]:
+    for _ in range(50):  # the due index is eventually consistent
+        counts = await runtime.sweep()
+        if counts[key]:
+            return counts
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the sweeper never {key} the task")
+
+
+async def test_the_sweeper_requeues_a_task_whose_lease_ran_out(stack: Stack) -> None:
+    label = secrets.token_hex(4)
+    task = await stack.create("crash_once", label)
+    stack.sqs.purge_queue(QueueUrl=stack.queue_url)  # its message is gone: only the sweeper can save it
+    with pytest.raises(fault_app.WorkerKilled):
+        await stack.runtime.work(task.task_id, "worker-that-dies", lease_seconds=0.3)
+    held = await stack.runtime.store.get(task.task_id, time.time())
+    assert held is not None and held.status == "working" and held.lease_owner == "worker-that-dies"
+    await asyncio.sleep(0.4)
+    assert await _sweep_until(stack.runtime, "requeued") == {"requeued": 1, "failed": 0}
+    source = stack.source().start()
+    try:
+        final = await stack.final(task.task_id)
+    finally:
+        source.stop()
+    assert final.status == "completed" and fault_app.runs[label] == 2
+
+
+async def test_the_sweeper_fails_a_task_after_its_last_attempt(stack: Stack) -> None:
+    label = secrets.token_hex(4)
+    task = await stack.create("always_crash", label)
+    stack.sqs.purge_queue(QueueUrl=stack.queue_url)
+    for _ in range(stack.runtime.max_attempts):
+        with pytest.raises(fault_app.WorkerKilled):
+            await stack.runtime.work(task.task_id, "worker-that-dies", lease_seconds=0.2)
+        await asyncio.sleep(0.3)
+    assert await _sweep_until(stack.runtime, "failed") == {"requeued": 0, "failed": 1}
+    final = await stack.final(task.task_id)
+    assert final.status == "failed" and final.error is not None
+    assert "stopped before finishing, 3 times" in final.error["message"]
+    assert (await stack.runtime.sweep()) == {"requeued": 0, "failed": 0}  # a final task leaves the due index
+
+
+async def test_cancel_racing_completion_ends_in_one_state_that_tasks_result_agrees_with(running: Stack) -> None:
+    client = MCPTestClient(running.kit)
+    try:
+        await client.initialize()
+        outcomes: list[tuple[str, str]] = []
+        for i in range(12):
+            created = await client.legacy("tools/call", {"name": "quick", "arguments": {"label": str(i)}, "task": {}})
+            task_id = created.result["task"]["taskId"]
+            await asyncio.sleep(0.01 * (i % 4))
+            cancel = (await client.legacy("tasks/cancel", {"taskId": task_id})).body
+            # a cancel either lands first (the task stays cancelled, whatever the worker does later)
+            # or finds the task already completed (-32602)
+            if "result" in cancel:
+                said = cancel["result"]["status"]
+                assert said == "cancelled"
+            else:
+                said = "completed"
+                assert cancel["error"]["code"] == -32602
+            await asyncio.sleep(1.2)  # the worker finishes or notices the cancel
+            status = (await client.legacy("tasks/get", {"taskId": task_id})).result["status"]
+            result = (await client.legacy("tasks/result", {"taskId": task_id})).body
+            assert status == said, (i, said, status)
+            if status == "completed":
+                assert result["result"]["content"][0]["text"] == f"{i} finished"
+            else:
+                assert result["error"]["message"] == "Task was cancelled"
+            outcomes.append((task_id, status))
+        print("\ncancel racing completion:", Counter(status for _, status in outcomes))
+        for task_id, status in outcomes:  # and nothing changed afterwards
+            record = await running.runtime.store.get(task_id, time.time())
+            assert record is not None and record.status == status
+        assert client.recorder.violations == []
+    finally:
+        await client.close()

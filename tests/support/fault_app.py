@@ -1,0 +1,50 @@
+"""An app for the task fault tests: tools that count their runs, crash their worker, or finish fast."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+
+from lambda_mcp import Context, MCPApp
+
+app = MCPApp("fault-fixtures")
+runs: Counter[str] = Counter()
+"""Executions per label, in this process (the test runs the worker in-process)."""
+
+
+class WorkerKilled(BaseException):
+    """Stands for the runtime killing the invocation (timeout, out of memory): nothing in the
+    worker catches it, so the whole invocation fails and its messages stay on the queue."""
+
+
+@app.tool(task_support="required")
+async def counted(label: str, seconds: float = 0.3) -> str:
+    """Runs once per execution: counts itself, then works for `seconds`."""
+    runs[label] += 1
+    await asyncio.sleep(seconds)
+    return f"{label} done"
+
+
+@app.tool(task_support="required")
+async def crash_once(label: str) -> str:
+    """The first execution kills its worker; the next one completes."""
+    runs[label] += 1
+    if runs[label] == 1:
+        raise WorkerKilled(label)
+    return f"{label} survived"
+
+
+@app.tool(task_support="required")
+async def always_crash(label: str) -> str:
+    """Every execution kills its worker."""
+    runs[label] += 1
+    raise WorkerKilled(label)
+
+
+@app.tool(task_support="required")
+async def quick(ctx: Context, label: str) -> str:
+    """Finishes after a random few milliseconds, checking for cancellation (for cancel races)."""
+    await asyncio.sleep(random.uniform(0, 0.05))
+    ctx.check_cancelled()
+    return f"{label} finished"
