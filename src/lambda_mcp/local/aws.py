@@ -68,7 +68,7 @@ def find_dynamodb_local() -> Path | None:
     """DynamoDBLocal.jar from `LAMBDA_MCP_DYNAMODB_LOCAL_JAR`, the project's `.cache/ddb-local`, or the user cache."""
     explicit = os.environ.get("LAMBDA_MCP_DYNAMODB_LOCAL_JAR")
     if explicit:
-        return Path(explicit) if Path(explicit).is_file() else None
+        return Path(explicit).resolve() if Path(explicit).is_file() else None
     for root in (Path(".cache/ddb-local"), cache_dir() / "ddb-local"):
         jars = sorted(root.glob(_JAR_GLOB))
         if jars:
