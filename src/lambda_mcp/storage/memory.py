@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import secrets
+import threading
 
 from .errors import ConflictError, NotFoundError
 from .records import SessionRecord, StoredEvent
@@ -57,19 +58,20 @@ class InMemoryEventLog:
 
     def __init__(self) -> None:
         self._streams: dict[tuple[str, str], list[StoredEvent]] = {}
+        self._lock = threading.Lock()  # `dev --lambda` workers append from their own threads
 
     async def append(self, session_id: str, stream_id: str, message: dict[str, object] | None) -> StoredEvent:
-        events = self._streams.setdefault((session_id, stream_id), [])
-        seq = len(events) + 1
-        event = StoredEvent(stream_id, seq, f"{stream_id}.{seq}.{secrets.token_hex(4)}", message)
-        events.append(event)
-        return event
+        with self._lock:
+            events = self._streams.setdefault((session_id, stream_id), [])
+            seq = len(events) + 1
+            event = StoredEvent(stream_id, seq, f"{stream_id}.{seq}.{secrets.token_hex(4)}", message)
+            events.append(event)
+            return event
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         stream_id = event_id.split(".", 1)[0]
-        events = self._streams.get((session_id, stream_id))
-        if events is None:
-            return None
+        with self._lock:
+            events = list(self._streams.get((session_id, stream_id)) or [])
         for index, event in enumerate(events):
             if event.event_id == event_id:
                 return stream_id, events[index + 1 :]

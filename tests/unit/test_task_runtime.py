@@ -1,0 +1,98 @@
+"""TaskRuntime rules that need no wire: notifications of a worker run, oversized results, a failed enqueue."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from lambda_mcp.storage import InMemoryEventLog
+from lambda_mcp.tasks import InMemoryTaskStore, TaskRecord
+from lambda_mcp.tasks.runtime import Notify, Outcome, SubmitFailed, TaskRuntime, task_stream
+
+pytestmark = pytest.mark.anyio
+
+
+class Recorded:
+    def __init__(self, fail: bool = False) -> None:
+        self.submitted: list[str] = []
+        self.fail = fail
+
+    async def submit(self, task_id: str) -> None:
+        if self.fail:
+            raise ConnectionError("queue unreachable")
+        self.submitted.append(task_id)
+
+    def cancel(self, task_id: str) -> None:
+        return None
+
+
+def _runtime(executor: Recorded, events: InMemoryEventLog | None = None, **options: Any) -> TaskRuntime:
+    runtime = TaskRuntime(InMemoryTaskStore(), events=events, **options)
+    runtime.executor = executor
+    return runtime
+
+
+async def _create(runtime: TaskRuntime, session_id: str | None = "s1") -> TaskRecord:
+    return await runtime.create(
+        owner="session:s1",
+        method="tools/call",
+        params={"name": "t", "arguments": {}},
+        wire="legacy",
+        protocol_version="2025-11-25",
+        client_capabilities={},
+        session_id=session_id,
+    )
+
+
+async def test_a_worker_run_writes_its_notifications_to_the_task_stream_of_the_session() -> None:
+    events = InMemoryEventLog()
+    runtime = _runtime(Recorded(), events)
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
+
+    async def execute(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+        await notify(progress)
+        return Outcome("completed", result={"content": []})
+
+    runtime.execute = execute
+    task = await _create(runtime)
+    assert await runtime.work(task.task_id, "w", lease_seconds=30) == "completed"
+    first = await events.append("s1", task_stream(task.task_id), None)  # the stream exists and holds the event
+    assert first.seq == 2
+    stored = await runtime.store.get(task.task_id, runtime.clock())
+    assert stored is not None and stored.attempts == 1 and stored.lease_owner is None and stored.due_at == 0
+
+
+async def test_a_result_too_large_for_an_item_fails_the_task_with_a_clear_error() -> None:
+    runtime = _runtime(Recorded(), max_record_bytes=1000)
+
+    async def execute(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+        return Outcome("completed", result={"content": [{"type": "text", "text": "x" * 2000}]})
+
+    runtime.execute = execute
+    task = await _create(runtime)
+    assert await runtime.work(task.task_id, "w", lease_seconds=30) == "failed"
+    stored = await runtime.store.get(task.task_id, runtime.clock())
+    assert stored is not None and stored.result is None and stored.error is not None
+    assert "too large" in stored.error["message"] and "1000 bytes" in stored.error["message"]
+
+
+async def test_a_task_that_cannot_be_queued_is_failed_not_left_working() -> None:
+    runtime = _runtime(Recorded(fail=True))
+    with pytest.raises(SubmitFailed):
+        await _create(runtime)
+    (record,), _ = await runtime.store.list_owned("session:s1", runtime.clock())
+    assert record.status == "failed" and record.error is not None
+    assert record.error["message"] == "Task could not be queued for execution"
+
+
+async def test_a_second_message_for_a_claimed_task_does_nothing() -> None:
+    runtime = _runtime(Recorded())
+    task = await _create(runtime)
+    record = await runtime.store.get(task.task_id, runtime.clock())
+    assert record is not None
+    await runtime.store.save(dataclasses.replace(record, lease_owner="other", lease_expires_at=runtime.clock() + 60))
+    assert await runtime.work(task.task_id, "w", lease_seconds=30) == "skipped: claimed by a live lease"
+    assert await runtime.dead_letter(task.task_id) == "skipped: claimed by a live lease"
