@@ -132,16 +132,20 @@ class TaskMethods:
         return {"resultType": "task", **modern_task(record, detailed=False)}
 
     # -- 2026 extension methods -----------------------------------------------------------
-    async def _record(self, params: dict[str, Any], scope: RequestScope) -> TaskRecord:
-        if not declares_tasks(scope):
-            raise tasks_extension_required(f"Task methods need the {EXTENSION} extension")
+    async def _lookup(self, params: dict[str, Any], scope: RequestScope) -> TaskRecord:
+        """The caller's task named by `taskId`; -32602 when it is not one (unknown, expired, someone else's)."""
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise invalid_params('"taskId" must be a string')
         record = await self.runtime.get(task_id, owner_of(scope))
         if record is None:
-            raise invalid_params(f"Unknown task: {task_id}")
+            raise invalid_params(f"Unknown or expired task: {task_id}")
         return record
+
+    async def _record(self, params: dict[str, Any], scope: RequestScope) -> TaskRecord:
+        if not declares_tasks(scope):
+            raise tasks_extension_required(f"Task methods need the {EXTENSION} extension")
+        return await self._lookup(params, scope)
 
     async def _get(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         return modern_task(await self._record(params, scope), detailed=True)
@@ -165,13 +169,7 @@ class TaskMethods:
     async def _legacy_record(self, params: dict[str, Any], scope: RequestScope, method: str) -> TaskRecord:
         if not self.legacy_enabled(scope):
             raise method_not_found(method)
-        task_id = params.get("taskId")
-        if not isinstance(task_id, str):
-            raise invalid_params('"taskId" must be a string')
-        record = await self.runtime.get(task_id, owner_of(scope))
-        if record is None:
-            raise invalid_params(f"Unknown or expired task: {task_id}")
-        return record
+        return await self._lookup(params, scope)
 
     async def _legacy_get(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         return legacy_task(await self._legacy_record(params, scope, "tasks/get"))

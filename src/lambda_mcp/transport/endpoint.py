@@ -67,6 +67,17 @@ def _accepts(request: Request) -> tuple[bool, bool]:
     )
 
 
+def _session_scope(session: SessionRecord) -> RequestScope:
+    """The scope of a request on a live legacy session (its principal was checked against the caller)."""
+    return RequestScope(
+        era="legacy",
+        version=session.protocol_version,
+        client_capabilities=session.client_capabilities,
+        session=session,
+        principal=session.principal,
+    )
+
+
 class MCPEndpoint:
     """ASGI app for the MCP endpoint. `streaming=False` is the buffered (Lambda) mode."""
 
@@ -280,13 +291,7 @@ class MCPEndpoint:
             if message.method == "notifications/cancelled":
                 self._cancel(session.session_id, (message.params or {}).get("requestId"))
             return Response(status_code=202)
-        scope = RequestScope(
-            era="legacy",
-            version=session.protocol_version,
-            client_capabilities=session.client_capabilities,
-            session=session,
-            principal=principal,
-        )
+        scope = _session_scope(session)
         return await self._run(request, message, scope)
 
     async def _session(self, request: Request, principal: str | None) -> SessionRecord | Response:
@@ -337,13 +342,7 @@ class MCPEndpoint:
                     )
                 )
             else:
-                scope = RequestScope(
-                    era="legacy",
-                    version=session.protocol_version,
-                    client_capabilities=session.client_capabilities,
-                    session=session,
-                    principal=session.principal,
-                )
+                scope = _session_scope(session)
                 response, _ = await self.dispatcher.handle(message, scope)
                 if response is not None:
                     answers.append(response)
@@ -492,13 +491,7 @@ class MCPEndpoint:
             return Response(status_code=405, headers={"Allow": "POST, DELETE"})
         if await self.events.after(session.session_id, last_event_id) is None:
             return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
-        scope = RequestScope(
-            era="legacy",
-            version=session.protocol_version,
-            client_capabilities=session.client_capabilities,
-            session=session,
-            principal=session.principal,
-        )
+        scope = _session_scope(session)
         return await self._wait(request, message, scope, last_event_id)
 
     # -- GET and DELETE -------------------------------------------------------------------
