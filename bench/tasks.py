@@ -144,7 +144,7 @@ def main() -> int:
                 "clientInfo": {"name": "b", "version": "1"},
             },
         }
-        started, headers = _post(handler, init, {"host": "127.0.0.1:8000"})
+        started, headers = _post(handler, init, {})
         assert "mcp-session-id" in headers, started
         legacy = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
         for wire in ("modern", "legacy"):

@@ -7,7 +7,7 @@ threaded server, and Amazon DynamoDB Local running on the machine's Java. Each t
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -50,31 +50,29 @@ def backend(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
     client.delete_table(TableName=table)
 
 
-@pytest.fixture
-def session_store(backend: tuple[str, Any]) -> SessionStore:
+def _adapter(backend: tuple[str, Any], in_memory: Callable[[], Any], dynamodb_class: str) -> Any:
+    """The port's in-memory adapter, or its DynamoDB adapter on the backend's fresh table."""
     if backend[1] is None:
-        return InMemorySessionStore()
-    from lambda_mcp.storage.dynamodb import DynamoDBSessionStore
+        return in_memory()
+    from lambda_mcp.storage import dynamodb
 
     client, table = backend[1]
-    return DynamoDBSessionStore(table, client=client)
+    return getattr(dynamodb, dynamodb_class)(table, client=client)
+
+
+@pytest.fixture
+def session_store(backend: tuple[str, Any]) -> SessionStore:
+    store: SessionStore = _adapter(backend, InMemorySessionStore, "DynamoDBSessionStore")
+    return store
 
 
 @pytest.fixture
 def event_log(backend: tuple[str, Any]) -> EventLog:
-    if backend[1] is None:
-        return InMemoryEventLog()
-    from lambda_mcp.storage.dynamodb import DynamoDBEventLog
-
-    client, table = backend[1]
-    return DynamoDBEventLog(table, client=client)
+    log: EventLog = _adapter(backend, InMemoryEventLog, "DynamoDBEventLog")
+    return log
 
 
 @pytest.fixture
 def task_store(backend: tuple[str, Any]) -> TaskStore:
-    if backend[1] is None:
-        return InMemoryTaskStore()
-    from lambda_mcp.storage.dynamodb import DynamoDBTaskStore
-
-    client, table = backend[1]
-    return DynamoDBTaskStore(table, client=client)
+    store: TaskStore = _adapter(backend, InMemoryTaskStore, "DynamoDBTaskStore")
+    return store

@@ -49,18 +49,24 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
-    """The flat 2026 task: CreateTaskResult fields, plus result / error / inputRequests when `detailed`."""
+def _task_fields(record: TaskRecord, ttl_key: str, poll_key: str) -> dict[str, Any]:
+    """The Task fields both eras share; only the names of the ttl and poll interval differ."""
     task: dict[str, Any] = {
         "taskId": record.task_id,
         "status": record.status,
         "createdAt": _iso(record.created_at),
         "lastUpdatedAt": _iso(record.updated_at or record.created_at),
-        "ttlMs": record.ttl_ms,
-        "pollIntervalMs": record.poll_interval_ms,
+        ttl_key: record.ttl_ms,
+        poll_key: record.poll_interval_ms,
     }
     if record.status_message:
         task["statusMessage"] = record.status_message
+    return task
+
+
+def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
+    """The flat 2026 task: CreateTaskResult fields, plus result / error / inputRequests when `detailed`."""
+    task = _task_fields(record, "ttlMs", "pollIntervalMs")
     if detailed:
         if record.status == "input_required":
             task["inputRequests"] = record.input_requests
@@ -73,17 +79,7 @@ def modern_task(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
     """The 2025-11-25 `Task`: `ttl` and `pollInterval` in ms (the 2026 names end in `Ms`)."""
-    task: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": _iso(record.created_at),
-        "lastUpdatedAt": _iso(record.updated_at or record.created_at),
-        "ttl": record.ttl_ms,
-        "pollInterval": record.poll_interval_ms,
-    }
-    if record.status_message:
-        task["statusMessage"] = record.status_message
-    return task
+    return _task_fields(record, "ttl", "pollInterval")
 
 
 def cancelled_error(task_id: str) -> dict[str, Any]:
@@ -166,17 +162,19 @@ class TaskMethods:
         """Core tasks exist from 2025-11-25; older sessions see neither the capability nor the methods."""
         return scope.era == "legacy" and scope.version == "2025-11-25"
 
-    async def _legacy_record(self, params: dict[str, Any], scope: RequestScope, method: str) -> TaskRecord:
+    def _require_legacy(self, scope: RequestScope, method: str) -> None:
         if not self.legacy_enabled(scope):
             raise method_not_found(method)
+
+    async def _legacy_record(self, params: dict[str, Any], scope: RequestScope, method: str) -> TaskRecord:
+        self._require_legacy(scope, method)
         return await self._lookup(params, scope)
 
     async def _legacy_get(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         return legacy_task(await self._legacy_record(params, scope, "tasks/get"))
 
     async def _legacy_list(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-        if not self.legacy_enabled(scope):
-            raise method_not_found("tasks/list")
+        self._require_legacy(scope, "tasks/list")
         cursor = params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise invalid_params("cursor must be a string")
@@ -193,12 +191,12 @@ class TaskMethods:
 
     async def _legacy_cancel(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         record = await self._legacy_record(params, scope, "tasks/cancel")
-        if record.terminal:
-            raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
-        record = await self.runtime.cancel(record)
-        if record.status != "cancelled":  # it reached a final status first: the same answer as above
-            raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
-        return legacy_task(record)
+        if not record.terminal:
+            record = await self.runtime.cancel(record)
+            if record.status == "cancelled":
+                return legacy_task(record)
+        # final already, or it reached a final status before the cancel landed
+        raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
 
     async def _legacy_result(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         """Block until the task is final by polling storage (backoff up to its poll interval), then

@@ -245,9 +245,8 @@ def configure_queues(endpoint: str) -> tuple[str, str]:
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"})
     visibility = str(int(6 * worker_timeout_seconds()))
-    queue_url = sqs.create_queue(
-        QueueName=TASK_QUEUE, Attributes={"VisibilityTimeout": visibility, "RedrivePolicy": redrive}
-    )["QueueUrl"]
+    queue_url = sqs.create_queue(QueueName=TASK_QUEUE)["QueueUrl"]
+    # set after creating, so a queue left by an earlier run gets today's settings too
     sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": visibility, "RedrivePolicy": redrive})
     os.environ["LAMBDA_MCP_TASK_QUEUE_URL"] = queue_url
     os.environ["LAMBDA_MCP_TASK_DLQ_URL"] = dlq_url

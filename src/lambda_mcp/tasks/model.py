@@ -74,6 +74,10 @@ class TaskRecord:
     def live(self, now: float) -> bool:
         return self.expires_at > now
 
+    def leased(self, now: float) -> bool:
+        """Whether a worker's claim on it is still running (no other worker may run it meanwhile)."""
+        return self.lease_owner is not None and self.lease_expires_at > now
+
     @property
     def sweepable(self) -> bool:
         """Whether stores keep it in the due index (only `working` tasks can have a stalled worker)."""

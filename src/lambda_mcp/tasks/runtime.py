@@ -58,6 +58,10 @@ class SubmitFailed(Exception):
 INTERNAL_ERROR = -32603
 
 
+RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
+"""What a task drops when its run ends (final, parked or given back): its lease and its place in the due index."""
+
+
 def _failure(message: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": message}
 
@@ -155,9 +159,7 @@ class TaskRuntime:
         """Move a task to a final status unless it already is final (re-reading after lost races)."""
         while not record.terminal:
             try:
-                return await self.store.save(
-                    transition(record, status, self.clock(), lease_owner=None, due_at=0.0, **changes)
-                )
+                return await self.store.save(transition(record, status, self.clock(), **{**RELEASED, **changes}))
             except ConflictError:
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
@@ -217,7 +219,7 @@ class TaskRuntime:
             return "skipped: unknown or expired"
         if record.status != "working":
             return f"skipped: {record.status}"
-        if record.lease_owner is not None and record.lease_expires_at > now:
+        if record.leased(now):
             return "skipped: claimed by a live lease"
         if record.attempts >= self.max_attempts:
             await self._settle(record, "failed", error=self._gave_up(record))
@@ -297,14 +299,13 @@ class TaskRuntime:
             if record.terminal or outcome.kind == "cancelled":
                 return record
             now = self.clock()
-            done = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
             if outcome.kind == "input_required":
                 new = {k: v for k, v in (outcome.input_requests or {}).items() if k not in record.input_responses}
-                updated = transition(record, "input_required", now, input_requests=new, **done)
+                updated = transition(record, "input_required", now, input_requests=new, **RELEASED)
             elif outcome.kind == "completed":
-                updated = transition(record, "completed", now, result=outcome.result, **done)
+                updated = transition(record, "completed", now, result=outcome.result, **RELEASED)
             else:  # a JSON-RPC error, or (2025-11-25) a tool result with isError
-                updated = transition(record, "failed", now, error=outcome.error, result=outcome.result, **done)
+                updated = transition(record, "failed", now, error=outcome.error, result=outcome.result, **RELEASED)
             try:
                 return await self.store.save(updated)
             except ConflictError:  # cancelled (a cancel wins) or answered meanwhile: re-read and decide
@@ -324,7 +325,7 @@ class TaskRuntime:
         record = await self.store.get(task_id, now)
         if record is None or record.status != "working":
             return "skipped"
-        if record.lease_owner is not None and record.lease_expires_at > now:
+        if record.leased(now):
             return "skipped: claimed by a live lease"
         settled = await self._settle(
             record,
@@ -347,7 +348,7 @@ class TaskRuntime:
                 counts["failed"] += 1
                 continue
             requeued = dataclasses.replace(
-                record, lease_owner=None, lease_expires_at=0.0, due_at=now + self.requeue_after_seconds, updated_at=now
+                record, **{**RELEASED, "due_at": now + self.requeue_after_seconds}, updated_at=now
             )
             try:
                 record = await self.store.save(requeued)

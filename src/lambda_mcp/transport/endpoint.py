@@ -364,14 +364,8 @@ class MCPEndpoint:
         if wants_sse and waits.resumable(message, scope):
             return await self._wait(request, message, scope, None)
         notifications: list[dict[str, Any]] = []
-
-        async def collect(outgoing: dict[str, Any]) -> None:
-            notifications.append(outgoing)
-
-        scope.send = collect
-        scope.wait_until = waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds)
         try:
-            response, status = await self.dispatcher.handle(message, scope)
+            response, status = await self._dispatch_buffered(request, message, scope, notifications)
         except WaitInterrupted:  # a JSON-only client cannot resume: say so, the task goes on
             response, status = jsonrpc.error_message(message.id, waits.still_running()), 200
         headers = {"mcp-session-id": scope.new_session_id} if scope.new_session_id else None
@@ -383,6 +377,19 @@ class MCPEndpoint:
                 body, status_code=status, media_type=sse.MEDIA_TYPE, headers={**sse.HEADERS, **(headers or {})}
             )
         return _json(response, status, headers)
+
+    async def _dispatch_buffered(
+        self, request: Request, message: Message, scope: RequestScope, notifications: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any] | None, int]:
+        """Run a call to its end, appending what it sends to `notifications`. A blocking wait must hand
+        back before the invocation's time runs out: then `WaitInterrupted` propagates."""
+
+        async def collect(outgoing: dict[str, Any]) -> None:
+            notifications.append(outgoing)
+
+        scope.send = collect
+        scope.wait_until = waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds)
+        return await self.dispatcher.handle(message, scope)
 
     async def _run_streaming(self, message: Message, scope: RequestScope, wants_json: bool) -> Response:
         session_id = scope.session.session_id if scope.session else None
@@ -468,15 +475,9 @@ class MCPEndpoint:
         if event_id is None:
             stream = waits.stream_for(message)
             event_id = (await self.events.append(scope.session.session_id, stream, None)).event_id
-        scope.wait_until = waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds)
         notifications: list[dict[str, Any]] = []
-
-        async def collect(outgoing: dict[str, Any]) -> None:
-            notifications.append(outgoing)
-
-        scope.send = collect
         try:
-            response, status = await self.dispatcher.handle(message, scope)
+            response, status = await self._dispatch_buffered(request, message, scope, notifications)
         except WaitInterrupted:
             body = sse.event(None, event_id, retry_ms=self.settings.retry_ms)
             return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
