@@ -8,7 +8,7 @@ app = MCPApp("weather", version="1.0.0")
 
 from .protocol.errors import MCPError
 from .server.app import MCPApp
-from .server.context import CancelledByClient, Context
+from .server.context import CancelledByClient, ClientError, Context
 
 __version__ = "0.1.0"
-__all__ = ["CancelledByClient", "Context", "MCPApp", "MCPError", "__version__"]
+__all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "__version__"]

@@ -9,8 +9,8 @@ from .config import Settings
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.request_state import StateSealer
 from .server.app import MCPApp
-from .storage.memory import InMemoryEventLog, InMemorySessionStore
-from .storage.ports import EventLog, SessionStore
+from .storage.memory import InMemoryCallStore, InMemoryEventLog, InMemorySessionStore
+from .storage.ports import CallStore, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
 from .tasks.runtime import Executor, InProcessExecutor, TaskRuntime
 from .transport.endpoint import MCPEndpoint
@@ -37,6 +37,7 @@ def build_kit(
     sessions: SessionStore | None = None,
     events: EventLog | None = None,
     task_store: TaskStore | None = None,
+    calls: CallStore | None = None,
 ) -> Kit:
     """Wire a kit. State lives in DynamoDB when `settings.table_name` is set, else in memory.
     `local=True` (the dev server) allows loopback Host/Origin and, when no
@@ -46,6 +47,7 @@ def build_kit(
         key = secrets.token_bytes(32)
     if settings.table_name and (sessions is None or events is None or task_store is None):
         from .storage.dynamodb import (  # boto3 only when configured
+            DynamoDBCallStore,
             DynamoDBEventLog,
             DynamoDBSessionStore,
             DynamoDBTaskStore,
@@ -54,6 +56,8 @@ def build_kit(
         sessions = sessions or DynamoDBSessionStore(settings.table_name)
         events = events or DynamoDBEventLog(settings.table_name, ttl_seconds=settings.session_ttl_seconds)
         task_store = task_store or DynamoDBTaskStore(settings.table_name)
+        calls = calls or DynamoDBCallStore(settings.table_name)
+    calls = calls or InMemoryCallStore()
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
     tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events)
@@ -66,6 +70,7 @@ def build_kit(
         streaming=streaming,
         default_hosts=LOOPBACK_HOSTS if local else (),
         default_origins=LOOPBACK_ORIGINS if local else (),
+        calls=calls,
     )
     return Kit(app, settings, sessions, events, dispatcher, endpoint, tasks)
 

@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from lambda_mcp.storage import EventLog, InMemoryEventLog, InMemorySessionStore, SessionStore
+from lambda_mcp.storage import (
+    CallStore,
+    EventLog,
+    InMemoryCallStore,
+    InMemoryEventLog,
+    InMemorySessionStore,
+    SessionStore,
+)
 from lambda_mcp.tasks import InMemoryTaskStore, TaskStore
 
 BACKENDS = ["memory", "moto", "moto-server", "dynamodb-local"]
@@ -75,4 +82,10 @@ def event_log(backend: tuple[str, Any]) -> EventLog:
 @pytest.fixture
 def task_store(backend: tuple[str, Any]) -> TaskStore:
     store: TaskStore = _adapter(backend, InMemoryTaskStore, "DynamoDBTaskStore")
+    return store
+
+
+@pytest.fixture
+def call_store(backend: tuple[str, Any]) -> CallStore:
+    store: CallStore = _adapter(backend, InMemoryCallStore, "DynamoDBCallStore")
     return store

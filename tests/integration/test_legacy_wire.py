@@ -138,13 +138,6 @@ async def test_batches_are_refused_for_later_revisions(client: MCPTestClient) ->
     assert exchange.status == 400 and exchange.error["code"] == -32600
 
 
-async def test_client_input_on_a_buffered_legacy_session_is_a_readable_tool_error(client: MCPTestClient) -> None:
-    await client.initialize(capabilities={"sampling": {}})
-    result = (await client.legacy("tools/call", {"name": "test_sampling", "arguments": {"prompt": "hi"}})).result
-    assert result["isError"] is True
-    assert "streaming transport" in result["content"][0]["text"]
-
-
 async def test_completion_returns_values_for_a_known_prompt(client: MCPTestClient) -> None:
     await client.initialize()
     params = {

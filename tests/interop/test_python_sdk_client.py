@@ -51,7 +51,7 @@ _T = TypeVar("_T")
 
 
 def _server_id(server_mode: str) -> str:
-    return server_mode.replace(" --", "-")
+    return server_mode.replace(" --", "-").replace(" ", "-")
 
 
 ALL_COMBINATIONS = [
@@ -61,15 +61,17 @@ ALL_COMBINATIONS = [
 ]
 
 # Server-to-client requests pushed over a legacy session (sampling/createMessage,
-# elicitation/create) are exercised on `dev` only: on `dev --lambda` the request and the
-# client's answer land in different invocations, which needs cross-invocation
-# server-to-client request support (a later issue). The combination is left out, not skipped.
-# In 2026-07-28 mode the same tools return an InputRequiredResult (MRTR), which the client
-# resolves through the same callbacks and retries, so both servers are covered there.
+# elicitation/create): on `dev` the call waits on its open stream for the client's answer; on
+# `dev --lambda` (and `--aws local`, state in DynamoDB Local) the buffered response ends with the
+# request, the client's answer POST and its GET with Last-Event-ID land in later invocations, and
+# the call is re-run with the recorded answer. In 2026-07-28 mode the same tools return an
+# InputRequiredResult (MRTR), which the client resolves through the same callbacks and retries.
 SERVER_TO_CLIENT_COMBINATIONS = [
     pytest.param("dev", "legacy", id="dev-legacy"),
     pytest.param("dev", MODERN_VERSION, id=f"dev-{MODERN_VERSION}"),
+    pytest.param("dev --lambda", "legacy", id="dev-lambda-legacy"),
     pytest.param("dev --lambda", MODERN_VERSION, id=f"dev-lambda-{MODERN_VERSION}"),
+    pytest.param("dev --lambda --aws local", "legacy", id="dev-lambda-aws-local-legacy"),
 ]
 
 
@@ -96,9 +98,10 @@ class _ServerPool:
             try:
                 server = lambda_mcp_dev(
                     FIXTURE_SERVER,
-                    through_lambda=server_mode == "dev --lambda",
+                    through_lambda=server_mode.startswith("dev --lambda"),
                     validate_into=self.violations,
                     log=log,
+                    aws_data_dir=self._log_dir / "ddb" if server_mode.endswith("--aws local") else None,
                 )
             except RuntimeError as error:
                 self._startup_failures[server_mode] = f"{error}\n{log.read_text(errors='replace')[-4000:]}"

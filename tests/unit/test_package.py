@@ -14,7 +14,8 @@ ALLOWED_IN_PROTOCOL = set(sys.stdlib_module_names) | {"pydantic", "__future__"}
 
 
 def test_public_api_is_pinned() -> None:
-    assert sorted(lambda_mcp.__all__) == ["CancelledByClient", "Context", "MCPApp", "MCPError", "__version__"]
+    exported = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "__version__"]
+    assert sorted(lambda_mcp.__all__) == exported
 
 
 def _modules_after(statement: str) -> set[str]:

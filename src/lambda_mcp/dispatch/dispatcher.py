@@ -25,12 +25,20 @@ from ..protocol.errors import (
 )
 from ..protocol.jsonrpc import Message
 from ..server.app import MCPApp
-from ..server.context import LOG_LEVELS, CancelledByClient, Context, InputChannel, InputRequired, StartTask
+from ..server.context import (
+    LOG_LEVELS,
+    CallSuspended,
+    CancelledByClient,
+    Context,
+    InputChannel,
+    InputRequired,
+    StartTask,
+)
 from ..storage.ports import SessionStore
 from ..storage.records import SessionRecord
 from ..tasks.model import TaskRecord
 from ..tasks.runtime import EXTENSION, TaskRuntime
-from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput
+from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput, NoInput
 from .pagination import page
 from .request_state import StateSealer
 from .scope import Handler, RequestScope, WaitInterrupted
@@ -105,7 +113,10 @@ class Dispatcher:
 
     # -- the boundary ---------------------------------------------------------------------
     async def handle(self, message: Message, scope: RequestScope) -> tuple[dict[str, Any] | None, int]:
-        """The response message and its HTTP status; `(None, 200)` when the client cancelled."""
+        """The response message and its HTTP status; `(None, 200)` when the client cancelled.
+
+        Raises only `WaitInterrupted` and `CallSuspended`: the transport ends the response early and
+        the client resumes the request later (buffered legacy transport)."""
         assert message.id is not None
         scope.request_id = message.id
         try:
@@ -113,7 +124,7 @@ class Dispatcher:
         except MCPError as exc:
             status = exc.http_status or (modern_http_status(exc.code) if scope.era == "modern" else 200)
             return jsonrpc.error_message(message.id, exc.to_error()), status
-        except WaitInterrupted:
+        except (WaitInterrupted, CallSuspended):
             raise  # the transport ends the response for the client to resume
         except (CancelledByClient, InputRequired):
             if scope.is_cancelled():
@@ -366,8 +377,10 @@ class Dispatcher:
         else:
             if scope.server_request is not None:
                 channel = LegacyStreamingInput(scope.client_capabilities, scope.server_request)
+            elif scope.resumption is not None:
+                channel = LegacyBufferedInput(scope.resumption, scope.client_capabilities, scope.send)
             else:
-                channel = LegacyBufferedInput()
+                channel = NoInput()
             log_level = (scope.session.log_level if scope.session else None) or "debug"
 
         async def emit(method_name: str, notification_params: dict[str, Any]) -> None:

@@ -4,8 +4,8 @@
   suspends the call (`InputRequired`), which dispatch turns into an `InputRequiredResult`;
 - legacy on a streaming transport: each request goes out on the call's SSE stream and the call
   waits for the client's response POST;
-- legacy on a buffered transport: not deliverable within one invocation yet, so the handler
-  gets an error it can report.
+- legacy on a buffered transport: an answer recorded by an earlier run, or the request goes out
+  in the response and the call suspends (`CallSuspended`) until the client answers and resumes.
 """
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..protocol import jsonrpc
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
-from ..server.context import InputRequired
+from ..server.context import CallSuspended, ClientError, InputRequired
+from .scope import Resumption
 
 _CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 
@@ -64,6 +66,13 @@ class ModernInput:
         return {key: self.answers[key] for key in requests}
 
 
+def _require_declared(request: dict[str, Any], capabilities: dict[str, Any]) -> None:
+    """Legacy: a request for a capability the client did not declare is never sent; the handler gets an error."""
+    needed = required_capability(request, capabilities)
+    if needed is not None:
+        raise RuntimeError(f"the client did not declare the {next(iter(needed))!r} capability")
+
+
 class LegacyStreamingInput:
     """Sends each request to the client on the call's stream and waits for its response POST."""
 
@@ -78,16 +87,53 @@ class LegacyStreamingInput:
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
         for key, request in requests.items():
-            needed = required_capability(request, self._capabilities)
-            if needed is not None:
-                raise RuntimeError(f"the client did not declare the {next(iter(needed))!r} capability")
+            _require_declared(request, self._capabilities)
             answers[key] = await self._server_request(request["method"], dict(request.get("params") or {}))
         return answers
 
 
 class LegacyBufferedInput:
+    """Answers recorded by earlier runs of the call; otherwise the requests go out and the call suspends."""
+
+    def __init__(
+        self,
+        resumption: Resumption,
+        capabilities: dict[str, Any],
+        send: Callable[[dict[str, Any]], Awaitable[None]],
+    ) -> None:
+        self._resumption = resumption
+        self._capabilities = capabilities
+        self._send = send
+
+    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        for request in requests.values():
+            _require_declared(request, self._capabilities)
+        # Every request is sent on every run, answered or not, so each run numbers its messages the
+        # same way: the transport drops those an earlier response already carried.
+        for key, request in requests.items():
+            params = dict(request.get("params") or {})
+            await self._send(jsonrpc.request(self._resumption.request_id_for(key), request["method"], params))
+        missing = [key for key in requests if key not in self._resumption.answers]
+        if missing:
+            self._resumption.awaiting = missing
+            raise CallSuspended()
+        return {key: _result_of(self._resumption.answers[key]) for key in requests}
+
+
+class NoInput:
+    """Where client input cannot be delivered (a buffered legacy call whose client accepts only JSON)."""
+
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         raise RuntimeError(
-            "client input (elicitation, sampling, roots) over a legacy session needs a streaming transport; "
-            "the buffered Lambda transport does not deliver it yet"
+            "client input (elicitation, sampling, roots) over a legacy session needs a client that accepts"
+            " text/event-stream on this transport"
         )
+
+
+def _result_of(response: dict[str, Any]) -> dict[str, Any]:
+    """The result of the client's JSON-RPC response; its error raises `ClientError` in the handler."""
+    if "error" in response:
+        error = response["error"] if isinstance(response["error"], dict) else {}
+        raise ClientError(int(error.get("code", 0)), str(error.get("message", "client error")))
+    result = response.get("result")
+    return result if isinstance(result, dict) else {}

@@ -39,9 +39,25 @@ class RequestScope:
     is_cancelled: Callable[[], bool] = _never
     close_stream: Callable[[], Awaitable[None]] | None = None
     new_session_id: str | None = None
+    resumption: Resumption | None = None
+    """Set on a buffered transport for a legacy call that may suspend and be re-run (see `Resumption`)."""
     wait_until: float | None = None
     """Epoch seconds by which a blocking wait (legacy `tasks/result`) must hand back to the transport
     (`WaitInterrupted`), so it never outlives the invocation; None on a streaming server."""
+
+
+@dataclass
+class Resumption:
+    """What earlier runs of a suspended legacy call on a buffered transport recorded: the client's
+    answers by input key, the id each request to the client carries, and the stream closes passed."""
+
+    answers: dict[str, dict[str, Any]]
+    request_id_for: Callable[[str], str]
+    checkpoints: int = 0
+    passed: int = 0
+    """Stream closes this run has passed (one more than `checkpoints` when it suspended at a new one)."""
+    awaiting: list[str] = field(default_factory=list)
+    """The input keys this run asked for and had no answer to (the suspension's requests)."""
 
 
 class WaitInterrupted(Exception):

@@ -2,8 +2,10 @@
 
 A handler is re-entrant: `ask()` (and `elicit`/`sample`/`list_roots` built on it) either returns an
 answer recorded for its key or suspends the call; the transport decides whether a suspension
-becomes an `InputRequiredResult` (2026), a request on the call's SSE stream (legacy, streaming), or
-an error (legacy, buffered).
+becomes an `InputRequiredResult` (2026), a request on the call's SSE stream that the call waits for
+(legacy, streaming), or a request in a response that ends, the call re-run from the top with the
+recorded answers when the client resumes (legacy, buffered). So code before an `ask()` may run
+more than once; its notifications are delivered once.
 """
 
 from __future__ import annotations
@@ -20,6 +22,23 @@ class InputRequired(Exception):
     def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
         super().__init__("input required")
         self.requests = requests
+
+
+class CallSuspended(InputRequired):
+    """A legacy call on a buffered transport cannot go on in this invocation (it sent a request to the
+    client, or closed its stream): the transport records it and re-runs it when the client resumes."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+
+
+class ClientError(Exception):
+    """The client answered a server-to-client request (sampling, elicitation, roots) with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"client error {code}: {message}")
+        self.code = code
+        self.message = message
 
 
 class StartTask(Exception):

@@ -5,11 +5,14 @@ deployments that do not use it.
 """
 
 from .errors import ConflictError, NotFoundError, StorageError
-from .memory import InMemoryEventLog, InMemorySessionStore
-from .ports import EventLog, SessionStore
-from .records import SessionRecord, StoredEvent
+from .memory import InMemoryCallStore, InMemoryEventLog, InMemorySessionStore
+from .ports import CallStore, EventLog, SessionStore
+from .records import CallRecord, SessionRecord, StoredEvent
 
 __all__ = [
+    "CallRecord",
+    "CallStore",
+    "InMemoryCallStore",
     "ConflictError",
     "EventLog",
     "InMemoryEventLog",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import secrets
 import threading
+from typing import Any
 
 from .errors import ConflictError, NotFoundError
-from .records import SessionRecord, StoredEvent
+from .records import CallRecord, SessionRecord, StoredEvent
 
 
 class InMemorySessionStore:
@@ -76,3 +77,52 @@ class InMemoryEventLog:
             if event.event_id == event_id:
                 return stream_id, events[index + 1 :]
         return None
+
+
+class InMemoryCallStore:
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], CallRecord] = {}
+        self._lock = threading.Lock()
+
+    async def start(self, record: CallRecord) -> CallRecord:
+        with self._lock:
+            previous = self._items.get((record.session_id, record.stream_id))
+            stored = copy.deepcopy(record)
+            stored.answers = {}
+            stored.version = 1
+            if previous is not None:
+                stored.cancelled_at = previous.cancelled_at
+            self._items[(record.session_id, record.stream_id)] = stored
+            return copy.deepcopy(stored)
+
+    async def get(self, session_id: str, stream_id: str, now: float) -> CallRecord | None:
+        with self._lock:
+            record = self._items.get((session_id, stream_id))
+            return copy.deepcopy(record) if record is not None and record.expires_at > now else None
+
+    async def save(self, record: CallRecord) -> CallRecord:
+        with self._lock:
+            stored = self._items.get((record.session_id, record.stream_id))
+            if stored is None or stored.nonce != record.nonce or stored.version != record.version:
+                raise ConflictError(f"call {record.stream_id} changed")
+            stored.delivered, stored.checkpoints = record.delivered, record.checkpoints
+            stored.awaiting = list(record.awaiting)
+            stored.response, stored.expires_at = copy.deepcopy(record.response), record.expires_at
+            stored.version += 1
+            return copy.deepcopy(stored)
+
+    async def answer(self, session_id: str, stream_id: str, nonce: str, key: str, response: dict[str, Any]) -> bool:
+        with self._lock:
+            stored = self._items.get((session_id, stream_id))
+            if stored is None or not nonce or stored.nonce != nonce or key in stored.answers:
+                return False
+            stored.answers[key] = copy.deepcopy(response)
+            return True
+
+    async def cancel(self, session_id: str, stream_id: str, now: float, expires_at: float) -> None:
+        with self._lock:
+            stored = self._items.get((session_id, stream_id))
+            if stored is None:
+                stored = CallRecord(session_id, stream_id, "", {}, 0.0, expires_at)
+                self._items[(session_id, stream_id)] = stored
+            stored.cancelled_at = now

@@ -6,9 +6,9 @@ and every read filters on expiry, because TTL deletion is late or absent on some
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from .records import SessionRecord, StoredEvent
+from .records import CallRecord, SessionRecord, StoredEvent
 
 
 class SessionStore(Protocol):
@@ -37,3 +37,25 @@ class EventLog(Protocol):
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         """The stream an event id belongs to and that stream's events after it; None if unknown."""
+
+
+class CallStore(Protocol):
+    """Suspended legacy calls: written by the instance running the call, answered and cancelled from any."""
+
+    async def start(self, record: CallRecord) -> CallRecord:
+        """Record a call's first suspension, replacing any earlier call on the stream (a reused request id)
+        but keeping a cancellation that already arrived. Returns the record as stored."""
+
+    async def get(self, session_id: str, stream_id: str, now: float) -> CallRecord | None:
+        """The live call (a consistent read), or None."""
+
+    async def save(self, record: CallRecord) -> CallRecord:
+        """Write the runner's fields if the stored call still has `record.nonce` and `record.version`.
+        Raises `ConflictError` when another run saved first."""
+
+    async def answer(self, session_id: str, stream_id: str, nonce: str, key: str, response: dict[str, Any]) -> bool:
+        """Store the client's response for `key` once; False if the call or nonce does not match, or the
+        key was already answered."""
+
+    async def cancel(self, session_id: str, stream_id: str, now: float, expires_at: float) -> None:
+        """Flag the call on the stream as cancelled (creating a marker if the call never suspended)."""

@@ -30,3 +30,38 @@ class StoredEvent:
     seq: int
     event_id: str
     message: dict[str, Any] | None
+
+
+@dataclass
+class CallRecord:
+    """A legacy call suspended on a buffered transport, keyed by session and the call's stream.
+
+    The instance that runs the call writes `request`, `delivered`, `checkpoints` and `response`;
+    the client's answers (`answers`, by input key) and `cancelled_at` arrive from any instance.
+    """
+
+    session_id: str
+    stream_id: str
+    nonce: str
+    """Random per call: part of every server-to-client request id, so ids are unguessable."""
+    request: dict[str, Any]
+    """The client's JSON-RPC request, verbatim: a resumption re-runs it from the top."""
+    created_at: float
+    expires_at: float
+    delivered: int = 0
+    """Outgoing messages (notifications and requests) already sent to the client, in run order."""
+    checkpoints: int = 0
+    """Stream closes (`ctx.close_sse_stream()`) already passed."""
+    awaiting: list[str] = field(default_factory=list)
+    """Input keys the last run asked for and had no answer to."""
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The client's JSON-RPC responses, by input key."""
+    response: dict[str, Any] | None = None
+    """The final response once the call ended (a late resumption is answered with it again)."""
+    cancelled_at: float = 0.0
+    version: int = 0
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether `notifications/cancelled` arrived for this call (not for an earlier one with the same id)."""
+        return self.cancelled_at >= self.created_at > 0

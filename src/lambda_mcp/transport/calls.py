@@ -11,6 +11,7 @@ import secrets
 from typing import Any
 
 from ..protocol import jsonrpc
+from ..server.context import ClientError
 from ..storage.ports import EventLog
 
 
@@ -103,11 +104,3 @@ class PendingRequests:
             result = message.get("result")
             future.set_result(result if isinstance(result, dict) else {})
         return True
-
-
-class ClientError(Exception):
-    """The client answered a server-to-client request with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(f"client error {code}: {message}")
-        self.code = code

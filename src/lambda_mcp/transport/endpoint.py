@@ -30,12 +30,15 @@ from ..protocol.errors import (
     MCPError,
 )
 from ..protocol.jsonrpc import Message
-from ..storage.ports import EventLog, SessionStore
+from ..storage.memory import InMemoryCallStore
+from ..storage.ports import CallStore, EventLog, SessionStore
 from ..storage.records import SessionRecord
 from . import headers as mcp_headers
 from . import security, sse, waits
 from .calls import LiveCall, PendingRequests
 from .principal import principal_of
+from .resumable import PREFIX as CALL_PREFIX
+from .resumable import ResumableCalls
 
 logger = logging.getLogger("lambda_mcp")
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -91,6 +94,7 @@ class MCPEndpoint:
         streaming: bool,
         default_hosts: tuple[str, ...] = (),
         default_origins: tuple[str, ...] = (),
+        calls: CallStore | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.app = dispatcher.app
@@ -103,6 +107,7 @@ class MCPEndpoint:
         self.calls: dict[tuple[str, str], LiveCall] = {}
         self.in_flight: dict[tuple[str, str], LiveCall] = {}
         self.pending = PendingRequests()
+        self.resumable = ResumableCalls(dispatcher, calls or InMemoryCallStore(), events, settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -285,11 +290,11 @@ class MCPEndpoint:
             return found
         session = found
         if message.kind == "response":
-            self.pending.resolve(session.session_id, message.raw)
+            await self._answer(session.session_id, message.raw)
             return Response(status_code=202)
         if message.kind == "notification":
             if message.method == "notifications/cancelled":
-                self._cancel(session.session_id, (message.params or {}).get("requestId"))
+                await self._cancel(session.session_id, (message.params or {}).get("requestId"))
             return Response(status_code=202)
         scope = _session_scope(session)
         return await self._run(request, message, scope)
@@ -306,10 +311,17 @@ class MCPEndpoint:
             await self.sessions.touch(session_id, now, now + self.settings.session_ttl_seconds)
         return session
 
-    def _cancel(self, session_id: str, request_id: object) -> None:
+    async def _answer(self, session_id: str, response: dict[str, Any]) -> None:
+        """The client's response to a server-to-client request: to a live call here, or to a suspended one."""
+        if not self.pending.resolve(session_id, response) and not self.streaming:
+            await self.resumable.answer(session_id, response)
+
+    async def _cancel(self, session_id: str, request_id: object) -> None:
         call = self.in_flight.get((session_id, str(request_id)))
         if call is not None:
             call.cancel()
+        elif not self.streaming and isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            await self.resumable.cancel(session_id, request_id)
 
     async def _batch(self, request: Request, items: list[Any]) -> Response:
         """2025-03-26 batches: each member answered in one JSON array (or 202 if none needed answers)."""
@@ -331,10 +343,10 @@ class MCPEndpoint:
                 answers.append(jsonrpc.error_message(rid, exc.to_error()))
                 continue
             if message.kind == "response":
-                self.pending.resolve(session.session_id, message.raw)
+                await self._answer(session.session_id, message.raw)
             elif message.kind == "notification":
                 if message.method == "notifications/cancelled":
-                    self._cancel(session.session_id, (message.params or {}).get("requestId"))
+                    await self._cancel(session.session_id, (message.params or {}).get("requestId"))
             elif message.method == "initialize":
                 answers.append(
                     jsonrpc.error_message(
@@ -363,6 +375,8 @@ class MCPEndpoint:
             return await self._run_streaming(message, scope, wants_json)
         if wants_sse and waits.resumable(message, scope):
             return await self._wait(request, message, scope, None)
+        if wants_sse and scope.era == "legacy" and scope.session is not None:
+            return await self.resumable.run(request, message, scope, wants_json=wants_json)
         notifications: list[dict[str, Any]] = []
         try:
             response, status = await self._dispatch_buffered(request, message, scope, notifications)
@@ -505,6 +519,8 @@ class MCPEndpoint:
         session = found
         last_event_id = request.headers.get("last-event-id")
         if not self.streaming:
+            if last_event_id and last_event_id.startswith(CALL_PREFIX):
+                return await self.resumable.resume(request, _session_scope(session), last_event_id)
             if last_event_id:
                 return await self._resume_wait(request, session, last_event_id)
             return Response(status_code=405, headers={"Allow": "POST, DELETE"})

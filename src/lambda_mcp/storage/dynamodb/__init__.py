@@ -3,9 +3,17 @@
 Import this package only in deployments that use DynamoDB; nothing else in the kit imports it.
 """
 
+from .calls import DynamoDBCallStore
 from .events import DynamoDBEventLog
 from .sessions import DynamoDBSessionStore
 from .table import TABLE_DEFINITION, create_table
 from .tasks import DynamoDBTaskStore
 
-__all__ = ["TABLE_DEFINITION", "DynamoDBEventLog", "DynamoDBSessionStore", "DynamoDBTaskStore", "create_table"]
+__all__ = [
+    "TABLE_DEFINITION",
+    "DynamoDBCallStore",
+    "DynamoDBEventLog",
+    "DynamoDBSessionStore",
+    "DynamoDBTaskStore",
+    "create_table",
+]

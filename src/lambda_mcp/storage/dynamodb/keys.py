@@ -5,6 +5,7 @@
 | legacy session | `SESSION#<session id>` | `SESSION` |
 | stream counter | `SESSION#<session id>` | `STREAM#<stream id>` |
 | stream event | `SESSION#<session id>` | `EVENT#<stream id>#<seq, 10 digits>` |
+| suspended call | `SESSION#<session id>` | `CALL#<stream id>` |
 | task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
@@ -29,6 +30,10 @@ def stream_sk(stream_id: str) -> str:
 
 def event_sk(stream_id: str, seq: int) -> str:
     return f"EVENT#{stream_id}#{seq:010d}"
+
+
+def call_sk(stream_id: str) -> str:
+    return f"CALL#{stream_id}"
 
 
 # Tasks

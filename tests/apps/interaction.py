@@ -1,0 +1,49 @@
+"""Tools that talk to the client mid-call (elicit, sample, roots, logs, progress) or run until cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lambda_mcp import ClientError, Context, MCPApp
+
+app = MCPApp("interaction", version="1.0.0")
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+@app.tool()
+async def survey(ctx: Context) -> str:
+    """Logs and reports progress around an elicitation and a sampling request."""
+    await ctx.info("starting")
+    await ctx.report_progress(1, 3)
+    answer = await ctx.elicit("Your name?", NAME_SCHEMA, key="name")
+    await ctx.info(f"elicitation: {answer['action']}")
+    await ctx.report_progress(2, 3)
+    sampled = await ctx.sample("Say hi", key="hi")
+    await ctx.report_progress(3, 3)
+    name = (answer.get("content") or {}).get("name")
+    return f"{answer['action']}:{name}|{sampled['content']['text']}"
+
+
+@app.tool()
+async def roots(ctx: Context) -> str:
+    """The client's root URIs."""
+    return ",".join(root["uri"] for root in await ctx.list_roots())
+
+
+@app.tool()
+async def careful_sample(ctx: Context) -> str:
+    """Reports a client's error answer instead of failing."""
+    try:
+        await ctx.sample("anything")
+    except ClientError as error:
+        return f"client error {error.code}: {error.message}"
+    return "sampled"
+
+
+@app.tool()
+async def until_cancelled(seconds: float, ctx: Context) -> str:
+    """Works in small steps, stopping as soon as the client cancels."""
+    for _ in range(int(seconds * 20)):
+        await asyncio.sleep(0.05)
+        ctx.check_cancelled()
+    return "finished"
