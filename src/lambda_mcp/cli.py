@@ -34,6 +34,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(DynamoDB Local when Java is present, else moto server)",
     )
     dev.add_argument("--aws-endpoint", metavar="URL", help="use DynamoDB at an existing local AWS API endpoint")
+    dev.add_argument(
+        "--sqs-endpoint",
+        metavar="URL",
+        help="with --lambda: put the task queues on SQS at this local endpoint (moto server), shared by every"
+        " dev server given the same one",
+    )
     dev.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="DynamoDB Local data")
     dev.add_argument("--table", help="state table name (default: $LAMBDA_MCP_TABLE_NAME or lambda-mcp-state)")
     invoke = commands.add_parser("invoke", help="run one Lambda event (JSON file) through the HTTP handler")
@@ -55,7 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .local.aws import LocalAWSError, prepare
 
         try:
-            local = prepare(args.aws, args.aws_endpoint, args.data_dir, args.table, queues=args.through_lambda)
+            local = prepare(
+                args.aws,
+                args.aws_endpoint,
+                args.data_dir,
+                args.table,
+                queues=args.through_lambda,
+                sqs_endpoint=args.sqs_endpoint,
+            )
         except LocalAWSError as exc:
             print(f"lambda-mcp dev: {exc}", file=sys.stderr)
             return 2

@@ -1,5 +1,7 @@
 """The official MCP conformance suite against `lambda-mcp dev`, `dev --lambda` and `dev --lambda --aws local`
-(the last keeps its state in DynamoDB Local, started by the kit itself).
+(the last keeps its state in DynamoDB Local, started by the kit itself), and against a pair of
+`dev --lambda` processes sharing DynamoDB Local and moto server SQS behind a front door that sends
+each request to the other process than the one before (`lambda-pair`).
 
 Each run uses the harness's own `--expected-failures` baseline (`baselines/<mode>.yml`): the run
 fails on a scenario that fails and is not listed, and on a listed scenario that passes, so the
@@ -9,14 +11,17 @@ against the official JSON Schema of its revision.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import secrets
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.front_door import FrontDoor
 from tests.support.processes import ROOT, ServerProcess, lambda_mcp_dev
 
 HARNESS = ROOT / ".cache/conformance"
@@ -32,17 +37,60 @@ RUNS = {
 SCORED_MINIMUM = {
     ("dev", "2025-11-25"): (30, 30),
     ("dev", "2026-07-28"): (37, 37),
-    ("lambda", "2025-11-25"): (26, 30),
+    ("lambda", "2025-11-25"): (30, 30),
     ("lambda", "2026-07-28"): (37, 37),
-    ("lambda-aws", "2025-11-25"): (26, 30),
+    ("lambda-aws", "2025-11-25"): (30, 30),
     ("lambda-aws", "2026-07-28"): (37, 37),
+    ("lambda-pair", "2025-11-25"): (30, 30),
+    ("lambda-pair", "2026-07-28"): (37, 37),
 }
 
 
-@pytest.fixture(scope="module", params=["dev", "lambda", "lambda-aws"])
+class _Pair:
+    """Two `dev --lambda` processes on one table and one task queue, behind a `FrontDoor`."""
+
+    def __init__(self, work: Path, dynamodb: str, sqs: str, violations: Path) -> None:
+        table = f"pair-{secrets.token_hex(4)}"
+        # every instance seals requestState with one key, and serves the door's host (as a Lambda
+        # behind API Gateway serves the API's domain, not its own)
+        env = {
+            "LAMBDA_MCP_STATE_KEY": "shared-by-every-instance",
+            "LAMBDA_MCP_ALLOWED_HOSTS": "127.0.0.1:*",
+            "LAMBDA_MCP_ALLOWED_ORIGINS": "http://127.0.0.1:*",
+        }
+        self.processes: list[ServerProcess] = []
+        try:
+            for index in range(2):
+                self.processes.append(
+                    lambda_mcp_dev(
+                        "examples/conformance/server.py",
+                        through_lambda=True,
+                        log=work / f"server-{index}.log",
+                        aws_endpoint=dynamodb,
+                        extra_args=["--sqs-endpoint", sqs, "--table", table],
+                        env=env,
+                    )
+                )
+        except Exception:
+            self.stop()
+            raise
+        self.door = FrontDoor([p.url for p in self.processes], violations)
+        self.url = self.door.url
+
+    def output(self) -> str:
+        return "\n".join(p.output() for p in self.processes)
+
+    def stop(self) -> None:
+        if hasattr(self, "door"):
+            self.door.stop()
+        for process in self.processes:
+            process.stop()
+
+
+@pytest.fixture(scope="module", params=["dev", "lambda", "lambda-aws", "lambda-pair"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, ServerProcess, Path]]:
+) -> Iterator[tuple[str, ServerProcess | _Pair, Path]]:
     if not NODE.exists() or not CLI.exists():
         pytest.fail(
             "the conformance harness is not installed: run ./scripts/test (it installs it into .cache/conformance)"
@@ -50,6 +98,14 @@ def server(
     work = tmp_path_factory.mktemp(f"conformance-{request.param}")
     violations = work / "violations.txt"
     violations.touch()
+    if request.param == "lambda-pair":
+        pair = _Pair(
+            work, request.getfixturevalue("dynamodb_local_url"), request.getfixturevalue("moto_server_url"), violations
+        )
+        yield request.param, pair, violations
+        assert len(set(pair.door.hits)) == 2 and all(a != b for a, b in itertools.pairwise(pair.door.hits))
+        pair.stop()
+        return
     process = lambda_mcp_dev(
         "examples/conformance/server.py",
         through_lambda=request.param != "dev",
@@ -91,7 +147,7 @@ def _baseline(mode: str) -> set[str]:
 
 
 @pytest.mark.parametrize("run", list(RUNS))
-def test_official_conformance_suite(server: tuple[str, ServerProcess, Path], run: str, tmp_path: Path) -> None:
+def test_official_conformance_suite(server: tuple[str, ServerProcess | _Pair, Path], run: str, tmp_path: Path) -> None:
     mode, process, violations = server
     out = tmp_path / "out"
     command = [str(NODE), str(CLI), "server", "--url", process.url, *RUNS[run], "-o", str(out)]

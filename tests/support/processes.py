@@ -85,6 +85,7 @@ def lambda_mcp_dev(
     aws_data_dir: Path | None = None,
     aws_endpoint: str | None = None,
     env: dict[str, str] | None = None,
+    extra_args: list[str] | None = None,
 ) -> ServerProcess:
     """`lambda-mcp dev TARGET [--lambda] [--aws local --data-dir DIR]`, optionally with every response
     schema-checked into `validate_into`."""
@@ -101,4 +102,4 @@ def lambda_mcp_dev(
         args += ["--aws", "local", "--data-dir", str(aws_data_dir)]
     if aws_endpoint is not None:
         args += ["--aws-endpoint", aws_endpoint]
-    return ServerProcess(args, port, env, log)
+    return ServerProcess(args + (extra_args or []), port, env, log)

@@ -261,13 +261,19 @@ def prepare(
     table: str | None = None,
     *,
     queues: bool = False,
+    sqs_endpoint: str | None = None,
 ) -> LocalAWS | None:
     """The dev server's `--aws`/`--aws-endpoint` options: start or reach local AWS and configure the kit for it.
 
     `queues` (for `--lambda`): also put the task queues on moto server's SQS (DynamoDB Local has
-    no SQS, so a moto server is started beside it). Returns what was started (stop it when the
-    server stops); None for in-memory state.
+    no SQS, so a moto server is started beside it). `sqs_endpoint`: the queues are on that existing
+    endpoint instead (several dev servers then share them, like instances of one deployment).
+    Returns what was started (stop it when the server stops); None for in-memory state.
     """
+    if queues and sqs_endpoint:
+        wait_until_reachable(sqs_endpoint, timeout=3)
+        configure_queues(sqs_endpoint)
+        print(f"lambda-mcp: task queues on SQS at {sqs_endpoint}", flush=True)
     if endpoint:
         wait_until_reachable(endpoint, timeout=3)
         table = configure(endpoint, table)
@@ -280,7 +286,7 @@ def prepare(
         table = configure(local.endpoint, table)
         where = f"data in {data_dir}" if data_dir is not None and local.engine == "dynamodb-local" else "in memory"
         print(f"lambda-mcp: state in table {table} on {local.engine} at {local.endpoint} ({where})", flush=True)
-        if queues:
+        if queues and not sqs_endpoint:
             sqs = local if local.engine == "moto" else _start_moto(_free_port())
             if sqs is not local:
                 local.companions.append(sqs)

@@ -1,0 +1,77 @@
+"""A local front door for several handler processes: each request goes to the next one in turn.
+
+It stands in for API Gateway in front of a Lambda fleet where no two consecutive requests reach
+the same instance: with two upstreams, every follow-up (an answer POST, a resuming GET) lands on
+the other process. Bodies are buffered both ways, as API Gateway does. Every exchange is
+schema-checked by one `Recorder` (it sees the requests of all instances).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .processes import free_port
+from .recorder import Recorder
+
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
+
+
+class FrontDoor:
+    def __init__(self, upstreams: list[str], violations: Path) -> None:
+        self.upstreams = upstreams
+        self.violations = violations
+        """Schema violations are appended here, one per line."""
+        self.hits: list[int] = []
+        """Which upstream served each request, in arrival order."""
+        self.recorder = Recorder()
+        self._turn = itertools.count()
+        self._lock = threading.Lock()
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        app = Starlette(routes=[Route("/{path:path}", self._forward, methods=["GET", "POST", "DELETE"])])
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the front door did not start")
+            time.sleep(0.02)
+
+    async def _forward(self, request: Request) -> Response:
+        with self._lock:
+            index = next(self._turn) % len(self.upstreams)
+            self.hits.append(index)
+        body = await request.body()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        async with httpx.AsyncClient(timeout=120) as client:
+            upstream = await client.request(request.method, self.upstreams[index], content=body, headers=headers)
+        response_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
+        lowered = {k.lower(): v for k, v in request.headers.items()}
+        await asyncio.to_thread(self._record, lowered, body, upstream.status_code, response_headers, upstream.content)
+        return Response(upstream.content, status_code=upstream.status_code, headers=response_headers)
+
+    def _record(
+        self, headers: dict[str, str], body: bytes, status: int, response_headers: dict[str, str], data: bytes
+    ) -> None:
+        with self._lock:
+            before = len(self.recorder.violations)
+            self.recorder.exchange(headers, body, status, {k.lower(): v for k, v in response_headers.items()}, data)
+            if len(self.recorder.violations) > before:
+                with self.violations.open("a", encoding="utf-8") as out:
+                    out.writelines(v.replace("\n", " ") + "\n" for v in self.recorder.violations[before:])
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
