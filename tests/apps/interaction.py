@@ -40,10 +40,29 @@ async def careful_sample(ctx: Context) -> str:
     return "sampled"
 
 
-@app.tool()
+@app.tool(task_support="optional")
 async def until_cancelled(seconds: float, ctx: Context) -> str:
     """Works in small steps, stopping as soon as the client cancels."""
     for _ in range(int(seconds * 20)):
         await asyncio.sleep(0.05)
         ctx.check_cancelled()
     return "finished"
+
+
+@app.tool(task_support="required")
+async def chatty_job(ctx: Context, steps: int = 3) -> str:
+    """A task that logs and reports progress at every step."""
+    for step in range(1, steps + 1):
+        await ctx.info(f"step {step}")
+        await ctx.report_progress(step, steps)
+        await asyncio.sleep(0.3)
+    return f"done after {steps} steps"
+
+
+@app.tool(task_support="required")
+async def approval_job(ctx: Context) -> str:
+    """A task that parks in input_required until the user approves (or not)."""
+    await ctx.info("asking for approval")
+    answer = await ctx.elicit("Approve?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="approve")
+    await ctx.info(f"answer: {answer['action']}")
+    return f"approved={(answer.get('content') or {}).get('ok')}"

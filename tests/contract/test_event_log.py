@@ -36,3 +36,16 @@ async def test_event_ids_are_unique_across_streams_of_a_session(event_log: Event
 
     ids = {(await event_log.append("s1", stream, None)).event_id for stream in ("a", "b", "a", "b")}
     assert len(ids) == 4
+
+
+async def test_events_are_found_by_id_and_streams_read_after_a_sequence_number(event_log: EventLog) -> None:
+    first = await event_log.append("s1", "a", {"jsonrpc": "2.0", "method": "m", "params": {"n": 1}})
+    second = await event_log.append("s1", "a", {"jsonrpc": "2.0", "method": "m", "params": {"n": 2}})
+    await event_log.append("s1", "b", None)
+    found = await event_log.get("s1", second.event_id)
+    assert found is not None and found.message == second.message and found.seq == 2
+    assert await event_log.get("s2", second.event_id) is None
+    assert await event_log.get("s1", second.event_id[:-1] + "x") is None
+    assert [e.event_id for e in await event_log.read("s1", "a")] == [first.event_id, second.event_id]
+    assert [e.seq for e in await event_log.read("s1", "a", after_seq=1)] == [2]
+    assert await event_log.read("s1", "missing") == []

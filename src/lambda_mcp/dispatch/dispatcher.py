@@ -361,7 +361,7 @@ class Dispatcher:
         now = self.clock()
         if task is not None:
             channel = modern_input = ModernInput(dict(task.input_responses), scope.client_capabilities)
-            log_level = None
+            log_level = task.log_level
         elif scope.era == "modern":
             answers: dict[str, Any] = {}
             if "requestState" in params:

@@ -63,7 +63,7 @@ class ModernInput:
                         {"requiredCapabilities": needed},
                     )
             raise InputRequired(missing)
-        return {key: self.answers[key] for key in requests}
+        return {key: _answer_of(self.answers[key]) for key in requests}
 
 
 def _require_declared(request: dict[str, Any], capabilities: dict[str, Any]) -> None:
@@ -128,6 +128,13 @@ class NoInput:
             "client input (elicitation, sampling, roots) over a legacy session needs a client that accepts"
             " text/event-stream on this transport"
         )
+
+
+def _answer_of(answer: dict[str, Any]) -> dict[str, Any]:
+    """A recorded task answer; `{"error": ...}` is a legacy client's error response (stored by `tasks/result`)."""
+    if set(answer) == {"error"}:
+        return _result_of(answer)
+    return answer
 
 
 def _result_of(response: dict[str, Any]) -> dict[str, Any]:

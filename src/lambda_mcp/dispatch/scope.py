@@ -20,6 +20,16 @@ def _never() -> bool:
 
 
 @dataclass
+class WaitProgress:
+    """What a legacy `tasks/result` wait delivered so far; a buffered transport carries it across resumptions."""
+
+    relayed: int = 0
+    """The sequence number of the last task notification relayed."""
+    asked: list[str] = field(default_factory=list)
+    """Input keys whose requests went to the client."""
+
+
+@dataclass
 class RequestScope:
     """Era and version, the client's declared capabilities, and the channels back to the client.
 
@@ -41,6 +51,7 @@ class RequestScope:
     new_session_id: str | None = None
     resumption: Resumption | None = None
     """Set on a buffered transport for a legacy call that may suspend and be re-run (see `Resumption`)."""
+    wait_progress: WaitProgress = field(default_factory=WaitProgress)
     wait_until: float | None = None
     """Epoch seconds by which a blocking wait (legacy `tasks/result`) must hand back to the transport
     (`WaitInterrupted`), so it never outlives the invocation; None on a streaming server."""

@@ -4,17 +4,19 @@ and running a task's call once for the runtime (the same dispatch path as an inl
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import shaping
+from ..protocol import jsonrpc, shaping
 from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params, method_not_found
 from ..server.context import CancelledByClient, InputRequired
 from ..tasks.model import TaskRecord
-from ..tasks.runtime import EXTENSION, Notify, Outcome, SubmitFailed, TaskRuntime
+from ..tasks.runtime import EXTENSION, Notify, Outcome, SubmitFailed, TaskRuntime, task_stream
 from .scope import Handler, RequestScope, WaitInterrupted
 
 if TYPE_CHECKING:
@@ -82,6 +84,30 @@ def legacy_task(record: TaskRecord) -> dict[str, Any]:
     return _task_fields(record, "ttl", "pollInterval")
 
 
+def input_request_id(task_id: str, key: str) -> str:
+    """The id of a task's input request on the legacy wire: the task (an unguessable id) and the key."""
+    return f"task.{task_id}.{base64.urlsafe_b64encode(key.encode()).decode().rstrip('=')}"
+
+
+def parse_input_request_id(request_id: object) -> tuple[str, str] | None:
+    if not isinstance(request_id, str) or not request_id.startswith("task."):
+        return None
+    parts = request_id.split(".")
+    if len(parts) != 3 or not parts[1]:
+        return None
+    try:
+        key = base64.urlsafe_b64decode(parts[2] + "=" * (-len(parts[2]) % 4)).decode()
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+    return parts[1], key
+
+
+def _with_meta(message: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    params = dict(message.get("params") or {})
+    params["_meta"] = {**(params.get("_meta") or {}), **meta}
+    return {**message, "params": params}
+
+
 def cancelled_error(task_id: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": "Task was cancelled", "data": {"taskId": task_id}}
 
@@ -120,6 +146,10 @@ class TaskMethods:
                 answers=answers,
                 requested_ttl_ms=ttl if isinstance(ttl, int) and ttl > 0 else None,
                 session_id=scope.session.session_id if scope.session else None,
+                request_id=scope.request_id,
+                log_level=((scope.session.log_level if scope.session else None) or "debug")
+                if scope.era == "legacy"
+                else None,
             )
         except SubmitFailed as exc:
             raise MCPError(INTERNAL_ERROR, "The task could not be queued for execution; try again") from exc
@@ -199,18 +229,24 @@ class TaskMethods:
         raise invalid_params(f"Task {record.task_id} is already {record.status} and cannot be cancelled")
 
     async def _legacy_result(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-        """Block until the task is final by polling storage (backoff up to its poll interval), then
-        answer exactly as the call would have: its result, or the same JSON-RPC error."""
+        """Block until the task is final by polling storage (backoff up to its poll interval), relaying
+        what the worker logged and the task's input requests on the way, then answer exactly as the
+        call would have: its result, or the same JSON-RPC error."""
         record = await self._legacy_record(params, scope, "tasks/result")
         delay = 0.05
-        while not record.terminal:
-            if scope.wait_until is not None and time.time() + delay >= scope.wait_until:
-                raise WaitInterrupted(record.task_id)
+        while True:
+            asked = await self._relay(record, scope)
+            if record.terminal:
+                break
+            if scope.wait_until is not None and (asked or time.time() + delay >= scope.wait_until):
+                raise WaitInterrupted(record.task_id)  # buffered: what was sent must reach the client now
             await asyncio.sleep(delay)
             delay = min(delay * 2, record.poll_interval_ms / 1000)
             fresh = await self.runtime.store.get(record.task_id, self.runtime.clock())
             if fresh is None:
                 raise invalid_params(f"Unknown or expired task: {record.task_id}")
+            if fresh.status == "input_required" and record.status != "input_required":
+                delay = 0.05
             record = fresh
         related = {RELATED_TASK: {"taskId": record.task_id}}
         if record.result is not None:
@@ -219,6 +255,66 @@ class TaskMethods:
             return result
         error = record.error or cancelled_error(record.task_id)
         raise MCPError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
+
+    async def _relay(self, record: TaskRecord, scope: RequestScope) -> bool:
+        """Send what the task's runs logged since the last relay, then any input request not yet sent
+        (all with related-task metadata). Returns whether requests went out."""
+        progress = scope.wait_progress
+        related = {RELATED_TASK: {"taskId": record.task_id}}
+        events = self.runtime.events
+        if events is not None and record.session_id is not None:
+            for event in await events.read(record.session_id, task_stream(record.task_id), progress.relayed):
+                progress.relayed = event.seq
+                if event.message is not None:
+                    await scope.send(_with_meta(event.message, related))
+        asked = False
+        if record.status == "input_required":
+            for key, request in record.input_requests.items():
+                if key in progress.asked:
+                    continue
+                message = jsonrpc.request(
+                    input_request_id(record.task_id, key), request["method"], request.get("params")
+                )
+                await scope.send(_with_meta(message, related))
+                progress.asked.append(key)
+                asked = True
+        return asked
+
+    async def answer_input(self, scope: RequestScope, response: dict[str, Any]) -> bool:
+        """A legacy client's response to a task's input request (sent by `tasks/result`): store it as
+        the answer for its key, which resumes the task once none is outstanding. False if the id is
+        not a task input request of this caller's."""
+        parsed = parse_input_request_id(response.get("id"))
+        if parsed is None:
+            return False
+        task_id, key = parsed
+        record = await self.runtime.get(task_id, owner_of(scope))
+        if record is None:
+            return True  # ours in shape, but not this caller's task (or gone): nothing to store
+        if "error" in response:
+            answer = {"error": response["error"]}
+        else:
+            result = response.get("result")
+            answer = result if isinstance(result, dict) else {}
+        await self.runtime.answer(record, {key: answer})
+        return True
+
+    async def cancel_created_by(self, scope: RequestScope, request_id: object) -> bool:
+        """Legacy `notifications/cancelled` naming the request that created a task: cancel the task
+        (the spec asks clients to use `tasks/cancel`; this honours the notification the same way)."""
+        if scope.session is None or not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return False
+        cursor: str | None = None
+        for _ in range(20):
+            records, cursor = await self.runtime.store.list_owned(owner_of(scope), self.runtime.clock(), cursor)
+            for record in records:
+                if record.session_id == scope.session.session_id and record.request_id == request_id:
+                    if not record.terminal:
+                        await self.runtime.cancel(record)
+                    return True
+            if cursor is None:
+                break
+        return False
 
     # -- running a task's call --------------------------------------------------------------
     async def execute(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:

@@ -78,6 +78,15 @@ class InMemoryEventLog:
                 return stream_id, events[index + 1 :]
         return None
 
+    async def get(self, session_id: str, event_id: str) -> StoredEvent | None:
+        with self._lock:
+            events = list(self._streams.get((session_id, event_id.split(".", 1)[0])) or [])
+        return next((event for event in events if event.event_id == event_id), None)
+
+    async def read(self, session_id: str, stream_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        with self._lock:
+            return [event for event in self._streams.get((session_id, stream_id)) or [] if event.seq > after_seq]
+
 
 class InMemoryCallStore:
     def __init__(self) -> None:

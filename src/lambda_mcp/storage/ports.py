@@ -38,6 +38,12 @@ class EventLog(Protocol):
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         """The stream an event id belongs to and that stream's events after it; None if unknown."""
 
+    async def get(self, session_id: str, event_id: str) -> StoredEvent | None:
+        """The event with this id, or None if unknown."""
+
+    async def read(self, session_id: str, stream_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        """A stream's events with `seq > after_seq`, in order (empty for an unknown stream)."""
+
 
 class CallStore(Protocol):
     """Suspended legacy calls: written by the instance running the call, answered and cancelled from any."""

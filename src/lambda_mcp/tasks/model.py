@@ -55,6 +55,10 @@ class TaskRecord:
     cancel_requested: bool = False
     progress_token: str | int | None = None
     session_id: str | None = None
+    request_id: str | int | None = None
+    """The id of the request that created it (legacy `notifications/cancelled` names it)."""
+    log_level: str | None = None
+    """The legacy session's log level when the task was created (None: the run sends no logs)."""
     protocol_version: str | None = None
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     lease_owner: str | None = None

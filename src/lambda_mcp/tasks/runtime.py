@@ -105,6 +105,8 @@ class TaskRuntime:
         answers: dict[str, Any] | None = None,
         requested_ttl_ms: int | None = None,
         session_id: str | None = None,
+        request_id: str | int | None = None,
+        log_level: str | None = None,
     ) -> TaskRecord:
         """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
         if self.executor is None:
@@ -128,6 +130,8 @@ class TaskRuntime:
             protocol_version=protocol_version,
             client_capabilities=client_capabilities,
             session_id=session_id,
+            request_id=request_id,
+            log_level=log_level,
             progress_token=progress_token if isinstance(progress_token, str | int) else None,
             due_at=now + self.requeue_after_seconds,
         )
@@ -275,11 +279,22 @@ class TaskRuntime:
             watcher.cancel()
 
     def _notifier(self, record: TaskRecord) -> Notify:
-        """Notifications from a task run go to the session's event log, on the task's own stream."""
+        """Notifications from a legacy task's run go to its session's event log, on the task's own stream,
+        for `tasks/result` to relay. A re-run (after input, or on redelivery) sends the same messages
+        again up to where the last run stopped: those already logged are dropped. (2026 tasks have no
+        channel for progress or logs, so theirs are dropped.)"""
         events, session_id = self.events, record.session_id
+        logged: int | None = None
+        sent = 0
 
         async def notify(message: dict[str, Any]) -> None:
-            if events is not None and session_id is not None:
+            nonlocal logged, sent
+            if events is None or session_id is None or record.wire != "legacy":
+                return
+            if logged is None:
+                logged = len(await events.read(session_id, task_stream(record.task_id)))
+            sent += 1
+            if sent > logged:
                 await events.append(session_id, task_stream(record.task_id), message)
 
         return notify

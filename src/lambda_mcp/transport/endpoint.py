@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..config import Settings
 from ..dispatch.dispatcher import META_CAPABILITIES, META_VERSION, Dispatcher
-from ..dispatch.scope import RequestScope, WaitInterrupted
+from ..dispatch.scope import RequestScope, WaitInterrupted, WaitProgress
 from ..protocol import jsonrpc, versions
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -290,11 +290,11 @@ class MCPEndpoint:
             return found
         session = found
         if message.kind == "response":
-            await self._answer(session.session_id, message.raw)
+            await self._answer(session, message.raw)
             return Response(status_code=202)
         if message.kind == "notification":
             if message.method == "notifications/cancelled":
-                await self._cancel(session.session_id, (message.params or {}).get("requestId"))
+                await self._cancel(session, (message.params or {}).get("requestId"))
             return Response(status_code=202)
         scope = _session_scope(session)
         return await self._run(request, message, scope)
@@ -311,17 +311,29 @@ class MCPEndpoint:
             await self.sessions.touch(session_id, now, now + self.settings.session_ttl_seconds)
         return session
 
-    async def _answer(self, session_id: str, response: dict[str, Any]) -> None:
-        """The client's response to a server-to-client request: to a live call here, or to a suspended one."""
-        if not self.pending.resolve(session_id, response) and not self.streaming:
-            await self.resumable.answer(session_id, response)
+    async def _answer(self, session: SessionRecord, response: dict[str, Any]) -> None:
+        """The client's response to a server-to-client request: to a live call here, to a task's input
+        request, or to a suspended call (buffered)."""
+        if self.pending.resolve(session.session_id, response):
+            return
+        tasks = self.dispatcher.task_methods
+        if tasks is not None and await tasks.answer_input(_session_scope(session), response):
+            return
+        if not self.streaming:
+            await self.resumable.answer(session.session_id, response)
 
-    async def _cancel(self, session_id: str, request_id: object) -> None:
-        call = self.in_flight.get((session_id, str(request_id)))
+    async def _cancel(self, session: SessionRecord, request_id: object) -> None:
+        """`notifications/cancelled`: stop the request wherever it runs (here, another instance, the worker)."""
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return
+        call = self.in_flight.get((session.session_id, str(request_id)))
         if call is not None:
             call.cancel()
-        elif not self.streaming and isinstance(request_id, str | int) and not isinstance(request_id, bool):
-            await self.resumable.cancel(session_id, request_id)
+        elif not self.streaming:
+            await self.resumable.cancel(session.session_id, request_id)
+        tasks = self.dispatcher.task_methods
+        if tasks is not None:
+            await tasks.cancel_created_by(_session_scope(session), request_id)
 
     async def _batch(self, request: Request, items: list[Any]) -> Response:
         """2025-03-26 batches: each member answered in one JSON array (or 202 if none needed answers)."""
@@ -343,10 +355,10 @@ class MCPEndpoint:
                 answers.append(jsonrpc.error_message(rid, exc.to_error()))
                 continue
             if message.kind == "response":
-                await self._answer(session.session_id, message.raw)
+                await self._answer(session, message.raw)
             elif message.kind == "notification":
                 if message.method == "notifications/cancelled":
-                    await self._cancel(session.session_id, (message.params or {}).get("requestId"))
+                    await self._cancel(session, (message.params or {}).get("requestId"))
             elif message.method == "initialize":
                 answers.append(
                     jsonrpc.error_message(
@@ -482,20 +494,27 @@ class MCPEndpoint:
 
     # -- waits that outlive an invocation (buffered legacy tasks/result) -------------------
     async def _wait(self, request: Request, message: Message, scope: RequestScope, event_id: str | None) -> Response:
-        """Run a blocking call until it answers or the invocation's time runs low; then end the SSE
-        response with the priming event id and `retry:`, for a `GET` with `Last-Event-ID` (on any
-        instance) to resume the same wait."""
+        """Run a blocking call until it answers or the invocation's time runs low (or it sent the client
+        requests it must answer first); then end the SSE response with what it relayed, an id and
+        `retry:`, for a `GET` with `Last-Event-ID` (on any instance) to resume the same wait. The id's
+        event in the log holds how far the wait got (`WaitProgress`)."""
         assert scope.session is not None and message.id is not None
+        session_id = scope.session.session_id
+        stream = waits.stream_for(message)
         if event_id is None:
-            stream = waits.stream_for(message)
-            event_id = (await self.events.append(scope.session.session_id, stream, None)).event_id
+            event_id = (await self.events.append(session_id, stream, None)).event_id
         notifications: list[dict[str, Any]] = []
+        body = sse.event(None, event_id)
         try:
             response, status = await self._dispatch_buffered(request, message, scope, notifications)
         except WaitInterrupted:
-            body = sse.event(None, event_id, retry_ms=self.settings.retry_ms)
+            progress = scope.wait_progress
+            marker: dict[str, object] = {"wait": {"relayed": progress.relayed, "asked": progress.asked}}
+            last = (await self.events.append(session_id, stream, marker)).event_id
+            body += b"".join(sse.event(n) for n in notifications)
+            body += sse.event(None, last, retry_ms=self.settings.retry_ms)
             return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
-        body = sse.event(None, event_id) + b"".join(sse.event(n) for n in notifications)
+        body += b"".join(sse.event(n) for n in notifications)
         if response is not None:
             body += sse.event(response)
         return Response(body, status_code=status, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
@@ -504,9 +523,15 @@ class MCPEndpoint:
         message = waits.message_for(last_event_id)
         if message is None:
             return Response(status_code=405, headers={"Allow": "POST, DELETE"})
-        if await self.events.after(session.session_id, last_event_id) is None:
+        event = await self.events.get(session.session_id, last_event_id)
+        if event is None:
             return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+        if await self.resumable.cancelled(session.session_id, message.id):
+            return Response(b"", media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)  # no response: it was cancelled
         scope = _session_scope(session)
+        saved = event.message.get("wait") if isinstance(event.message, dict) else None
+        if isinstance(saved, dict):
+            scope.wait_progress = WaitProgress(int(saved.get("relayed", 0)), list(saved.get("asked", [])))
         return await self._wait(request, message, scope, last_event_id)
 
     # -- GET and DELETE -------------------------------------------------------------------

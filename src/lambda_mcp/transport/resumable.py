@@ -282,6 +282,11 @@ class ResumableCalls:
         stream, key, nonce = parsed
         return await self.calls.answer(session_id, stream, nonce, key, response)
 
+    async def cancelled(self, session_id: str, request_id: object) -> bool:
+        """Whether a `notifications/cancelled` for this request id arrived (on any instance)."""
+        record = await self.calls.get(session_id, stream_for(request_id), time.time())
+        return record is not None and record.cancelled_at > 0
+
     async def cancel(self, session_id: str, request_id: object) -> None:
         """`notifications/cancelled`: flag the call, wherever it runs or waits."""
         now = time.time()

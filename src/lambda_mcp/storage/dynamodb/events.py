@@ -75,13 +75,45 @@ class DynamoDBEventLog:
         live = [item for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
         if not live or live[0]["event_id"]["S"] != event_id:
             return None
-        events = [
-            StoredEvent(
-                stream_id,
-                int(item[keys.SK]["S"].rsplit("#", 1)[1]),
-                item["event_id"]["S"],
-                json.loads(item["message"]["S"]),
+        return stream_id, [self._event(stream_id, item) for item in live[1:]]
+
+    async def get(self, session_id: str, event_id: str) -> StoredEvent | None:
+        stream_id, _, rest = event_id.partition(".")
+        seq_text = rest.partition(".")[0]
+        if not seq_text.isdigit():
+            return None
+        key = {keys.PK: {"S": keys.session_pk(session_id)}, keys.SK: {"S": keys.event_sk(stream_id, int(seq_text))}}
+        with translated():
+            item = self._client().get_item(TableName=self.table_name, Key=key, ConsistentRead=True).get("Item")
+        if item is None or item["event_id"]["S"] != event_id or float(item[keys.EXPIRES_AT]["N"]) <= time.time():
+            return None
+        return self._event(stream_id, item)
+
+    async def read(self, session_id: str, stream_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        now = time.time()
+        with translated():
+            pages = (
+                self._client()
+                .get_paginator("query")
+                .paginate(
+                    TableName=self.table_name,
+                    KeyConditionExpression="pk = :pk AND sk BETWEEN :from AND :to",
+                    ExpressionAttributeValues={
+                        ":pk": {"S": keys.session_pk(session_id)},
+                        ":from": {"S": keys.event_sk(stream_id, after_seq + 1)},
+                        ":to": {"S": keys.event_sk(stream_id, 9_999_999_999)},
+                    },
+                    ConsistentRead=True,
+                )
             )
-            for item in live[1:]
-        ]
-        return stream_id, events
+            items = [item for page in pages for item in page.get("Items", [])]
+        return [self._event(stream_id, item) for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
+
+    @staticmethod
+    def _event(stream_id: str, item: dict[str, Any]) -> StoredEvent:
+        return StoredEvent(
+            stream_id,
+            int(item[keys.SK]["S"].rsplit("#", 1)[1]),
+            item["event_id"]["S"],
+            json.loads(item["message"]["S"]),
+        )
