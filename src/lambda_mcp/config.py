@@ -35,6 +35,14 @@ class Settings:
     max_wait_seconds: float = 25.0
     """Longest a buffered response waits (legacy `tasks/result`) before ending for the client to resume;
     also bounded by the Lambda invocation's remaining time."""
+    get_stream: bool = True
+    """Buffered transport: serve the legacy GET stream (polled); False answers GET with 405."""
+    get_stream_seconds: float = 0.0
+    """Buffered transport: how long a legacy GET stream waits for the first change before ending with
+    `retry:` (0: it answers at once with what changed since the client's last poll)."""
+    listen_hold_seconds: float = 0.0
+    """Buffered transport: how long a 2026 `subscriptions/listen` response waits for a change before
+    closing (0: the acknowledgement and a graceful close at once; the client listens again)."""
     table_name: str | None = None
     """DynamoDB state table; when set, sessions and stream events live there instead of in memory."""
     task_queue_url: str | None = None
@@ -63,6 +71,9 @@ class Settings:
             max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
             retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
             max_wait_seconds=float(env.get(PREFIX + "MAX_WAIT_SECONDS", 25)),
+            get_stream=env.get(PREFIX + "GET_STREAM", "on").lower() not in ("off", "false", "0"),
+            get_stream_seconds=float(env.get(PREFIX + "GET_STREAM_SECONDS", 0)),
+            listen_hold_seconds=float(env.get(PREFIX + "LISTEN_HOLD_SECONDS", 0)),
             table_name=env.get(PREFIX + "TABLE_NAME") or None,
             task_queue_url=env.get(PREFIX + "TASK_QUEUE_URL") or None,
             task_dead_letter_arn=env.get(PREFIX + "TASK_DLQ_ARN") or None,

@@ -9,8 +9,8 @@ from .config import Settings
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.request_state import StateSealer
 from .server.app import MCPApp
-from .storage.memory import InMemoryCallStore, InMemoryEventLog, InMemorySessionStore
-from .storage.ports import CallStore, EventLog, SessionStore
+from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
+from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
 from .tasks.runtime import Executor, InProcessExecutor, TaskRuntime
 from .transport.endpoint import MCPEndpoint
@@ -38,6 +38,7 @@ def build_kit(
     events: EventLog | None = None,
     task_store: TaskStore | None = None,
     calls: CallStore | None = None,
+    changes: ChangeLog | None = None,
 ) -> Kit:
     """Wire a kit. State lives in DynamoDB when `settings.table_name` is set, else in memory.
     `local=True` (the dev server) allows loopback Host/Origin and, when no
@@ -48,6 +49,7 @@ def build_kit(
     if settings.table_name and (sessions is None or events is None or task_store is None):
         from .storage.dynamodb import (  # boto3 only when configured
             DynamoDBCallStore,
+            DynamoDBChangeLog,
             DynamoDBEventLog,
             DynamoDBSessionStore,
             DynamoDBTaskStore,
@@ -57,7 +59,10 @@ def build_kit(
         events = events or DynamoDBEventLog(settings.table_name, ttl_seconds=settings.session_ttl_seconds)
         task_store = task_store or DynamoDBTaskStore(settings.table_name)
         calls = calls or DynamoDBCallStore(settings.table_name)
+        changes = changes or DynamoDBChangeLog(settings.table_name)
     calls = calls or InMemoryCallStore()
+    changes = changes or InMemoryChangeLog()
+    app.changes.log = changes
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
     tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events)
@@ -71,6 +76,7 @@ def build_kit(
         default_hosts=LOOPBACK_HOSTS if local else (),
         default_origins=LOOPBACK_ORIGINS if local else (),
         calls=calls,
+        changes=changes,
     )
     return Kit(app, settings, sessions, events, dispatcher, endpoint, tasks)
 

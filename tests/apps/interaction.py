@@ -66,3 +66,31 @@ async def approval_job(ctx: Context) -> str:
     answer = await ctx.elicit("Approve?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="approve")
     await ctx.info(f"answer: {answer['action']}")
     return f"approved={(answer.get('content') or {}).get('ok')}"
+
+
+@app.resource("test://counter", name="counter", mime_type="text/plain")
+def counter() -> str:
+    """A resource whose updates clients can subscribe to"""
+    return "counter"
+
+
+@app.tool()
+async def bump(ctx: Context) -> str:
+    """Announce an update of test://counter from this instance."""
+    await ctx.notify_resource_updated("test://counter")
+    return "bumped"
+
+
+@app.tool(task_support="required")
+async def bump_later(ctx: Context) -> str:
+    """A task (on the worker) that announces an update of test://counter."""
+    await asyncio.sleep(0.2)
+    await ctx.notify_resource_updated("test://counter")
+    return "bumped later"
+
+
+@app.tool()
+async def announce_tools(ctx: Context) -> str:
+    """Announce that the tool list changed."""
+    await ctx.notify_list_changed("tools")
+    return "announced"

@@ -14,14 +14,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import secrets
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.front_door import FrontDoor
+from tests.support.front_door import LambdaPair
 from tests.support.processes import ROOT, ServerProcess, lambda_mcp_dev
 
 HARNESS = ROOT / ".cache/conformance"
@@ -46,51 +45,10 @@ SCORED_MINIMUM = {
 }
 
 
-class _Pair:
-    """Two `dev --lambda` processes on one table and one task queue, behind a `FrontDoor`."""
-
-    def __init__(self, work: Path, dynamodb: str, sqs: str, violations: Path) -> None:
-        table = f"pair-{secrets.token_hex(4)}"
-        # every instance seals requestState with one key, and serves the door's host (as a Lambda
-        # behind API Gateway serves the API's domain, not its own)
-        env = {
-            "LAMBDA_MCP_STATE_KEY": "shared-by-every-instance",
-            "LAMBDA_MCP_ALLOWED_HOSTS": "127.0.0.1:*",
-            "LAMBDA_MCP_ALLOWED_ORIGINS": "http://127.0.0.1:*",
-        }
-        self.processes: list[ServerProcess] = []
-        try:
-            for index in range(2):
-                self.processes.append(
-                    lambda_mcp_dev(
-                        "examples/conformance/server.py",
-                        through_lambda=True,
-                        log=work / f"server-{index}.log",
-                        aws_endpoint=dynamodb,
-                        extra_args=["--sqs-endpoint", sqs, "--table", table],
-                        env=env,
-                    )
-                )
-        except Exception:
-            self.stop()
-            raise
-        self.door = FrontDoor([p.url for p in self.processes], violations)
-        self.url = self.door.url
-
-    def output(self) -> str:
-        return "\n".join(p.output() for p in self.processes)
-
-    def stop(self) -> None:
-        if hasattr(self, "door"):
-            self.door.stop()
-        for process in self.processes:
-            process.stop()
-
-
 @pytest.fixture(scope="module", params=["dev", "lambda", "lambda-aws", "lambda-pair"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, ServerProcess | _Pair, Path]]:
+) -> Iterator[tuple[str, ServerProcess | LambdaPair, Path]]:
     if not NODE.exists() or not CLI.exists():
         pytest.fail(
             "the conformance harness is not installed: run ./scripts/test (it installs it into .cache/conformance)"
@@ -99,8 +57,12 @@ def server(
     violations = work / "violations.txt"
     violations.touch()
     if request.param == "lambda-pair":
-        pair = _Pair(
-            work, request.getfixturevalue("dynamodb_local_url"), request.getfixturevalue("moto_server_url"), violations
+        pair = LambdaPair(
+            "examples/conformance/server.py",
+            work,
+            request.getfixturevalue("dynamodb_local_url"),
+            request.getfixturevalue("moto_server_url"),
+            violations,
         )
         yield request.param, pair, violations
         assert len(set(pair.door.hits)) == 2 and all(a != b for a, b in itertools.pairwise(pair.door.hits))
@@ -147,7 +109,9 @@ def _baseline(mode: str) -> set[str]:
 
 
 @pytest.mark.parametrize("run", list(RUNS))
-def test_official_conformance_suite(server: tuple[str, ServerProcess | _Pair, Path], run: str, tmp_path: Path) -> None:
+def test_official_conformance_suite(
+    server: tuple[str, ServerProcess | LambdaPair, Path], run: str, tmp_path: Path
+) -> None:
     mode, process, violations = server
     out = tmp_path / "out"
     command = [str(NODE), str(CLI), "server", "--url", process.url, *RUNS[run], "-o", str(out)]

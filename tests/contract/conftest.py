@@ -14,8 +14,10 @@ import pytest
 
 from lambda_mcp.storage import (
     CallStore,
+    ChangeLog,
     EventLog,
     InMemoryCallStore,
+    InMemoryChangeLog,
     InMemoryEventLog,
     InMemorySessionStore,
     SessionStore,
@@ -89,3 +91,9 @@ def task_store(backend: tuple[str, Any]) -> TaskStore:
 def call_store(backend: tuple[str, Any]) -> CallStore:
     store: CallStore = _adapter(backend, InMemoryCallStore, "DynamoDBCallStore")
     return store
+
+
+@pytest.fixture
+def change_log(backend: tuple[str, Any]) -> ChangeLog:
+    log: ChangeLog = _adapter(backend, InMemoryChangeLog, "DynamoDBChangeLog")
+    return log

@@ -35,13 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    checked = Recorder()
-    yield checked
-    assert checked.violations == [], checked.violations
-
-
 def _follow(client: LegacyClient, messages: list[dict[str, Any]], answer: Any = None) -> list[dict[str, Any]]:
     """Every message of a request until its response, resuming as often as the server ends early;
     `answer(request)` answers requests from the server (POSTed before resuming)."""

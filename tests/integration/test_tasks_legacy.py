@@ -34,13 +34,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process.stop()
 
 
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    checked = Recorder()
-    yield checked
-    assert checked.violations == [], checked.violations
-
-
 def _wait_for(client: LegacyClient, task_id: str, statuses: set[str]) -> dict[str, Any]:
     for _ in range(100):
         task = client.call("tasks/get", {"taskId": task_id})["result"]

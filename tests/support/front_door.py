@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import threading
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .processes import free_port
+from .processes import ServerProcess, free_port, lambda_mcp_dev
 from .recorder import Recorder
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
@@ -75,3 +76,47 @@ class FrontDoor:
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
+
+
+class LambdaPair:
+    """Two `dev --lambda` processes on one table and one task queue, behind a `FrontDoor`."""
+
+    def __init__(
+        self, target: str, work: Path, dynamodb: str, sqs: str, violations: Path, env: dict[str, str] | None = None
+    ) -> None:
+        table = f"pair-{secrets.token_hex(4)}"
+        # every instance seals requestState with one key, and serves the door's host (as a Lambda
+        # behind API Gateway serves the API's domain, not its own)
+        env = {
+            "LAMBDA_MCP_STATE_KEY": "shared-by-every-instance",
+            "LAMBDA_MCP_ALLOWED_HOSTS": "127.0.0.1:*",
+            "LAMBDA_MCP_ALLOWED_ORIGINS": "http://127.0.0.1:*",
+            **(env or {}),
+        }
+        self.processes: list[ServerProcess] = []
+        try:
+            for index in range(2):
+                self.processes.append(
+                    lambda_mcp_dev(
+                        target,
+                        through_lambda=True,
+                        log=work / f"server-{index}.log",
+                        aws_endpoint=dynamodb,
+                        extra_args=["--sqs-endpoint", sqs, "--table", table],
+                        env=env,
+                    )
+                )
+        except Exception:
+            self.stop()
+            raise
+        self.door = FrontDoor([p.url for p in self.processes], violations)
+        self.url = self.door.url
+
+    def output(self) -> str:
+        return "\n".join(p.output() for p in self.processes)
+
+    def stop(self) -> None:
+        if hasattr(self, "door"):
+            self.door.stop()
+        for process in self.processes:
+            process.stop()

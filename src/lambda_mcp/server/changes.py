@@ -1,17 +1,25 @@
-"""An in-process feed of list and resource changes, fanned out to the listeners open in this process.
+"""The change feed: list and resource changes, fanned out to listeners in this process and written to
+the durable change log (when the kit gave the feed one) for listeners on other instances.
 
-Listeners are the legacy GET streams and 2026 `subscriptions/listen` streams of a streaming server.
-A cross-instance feed backed by the state table arrives with the AWS issues; this one serves `dev`.
+Listeners in this process are the legacy GET streams and 2026 `subscriptions/listen` streams of a
+streaming server; a buffered deployment's listeners poll the change log instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..storage.ports import ChangeLog
 
 
 class ChangeFeed:
     def __init__(self) -> None:
         self._queues: set[asyncio.Queue[tuple[str, str | None]]] = set()
+        self.log: ChangeLog | None = None
+        """Set by the kit: where changes go for every instance and the worker to see."""
 
     def listen(self) -> asyncio.Queue[tuple[str, str | None]]:
         queue: asyncio.Queue[tuple[str, str | None]] = asyncio.Queue()
@@ -25,3 +33,5 @@ class ChangeFeed:
         """`kind` is `tools`, `prompts`, `resources` (list changed) or `resource` (one `uri` updated)."""
         for queue in list(self._queues):
             queue.put_nowait((kind, uri))
+        if self.log is not None:
+            await self.log.publish(kind, uri, time.time())

@@ -5,14 +5,17 @@ deployments that do not use it.
 """
 
 from .errors import ConflictError, NotFoundError, StorageError
-from .memory import InMemoryCallStore, InMemoryEventLog, InMemorySessionStore
-from .ports import CallStore, EventLog, SessionStore
-from .records import CallRecord, SessionRecord, StoredEvent
+from .memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
+from .ports import CallStore, ChangeLog, EventLog, SessionStore
+from .records import CallRecord, Change, SessionRecord, StoredEvent
 
 __all__ = [
     "CallRecord",
     "CallStore",
+    "Change",
+    "ChangeLog",
     "InMemoryCallStore",
+    "InMemoryChangeLog",
     "ConflictError",
     "EventLog",
     "InMemoryEventLog",

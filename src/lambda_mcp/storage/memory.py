@@ -8,7 +8,8 @@ import threading
 from typing import Any
 
 from .errors import ConflictError, NotFoundError
-from .records import CallRecord, SessionRecord, StoredEvent
+from .ports import cursor_at
+from .records import CallRecord, Change, SessionRecord, StoredEvent
 
 
 class InMemorySessionStore:
@@ -135,3 +136,22 @@ class InMemoryCallStore:
                 stored = CallRecord(session_id, stream_id, "", {}, 0.0, expires_at)
                 self._items[(session_id, stream_id)] = stored
             stored.cancelled_at = now
+
+
+class InMemoryChangeLog:
+    def __init__(self, ttl_seconds: float = 3600.0) -> None:
+        self._entries: list[tuple[float, Change]] = []
+        self._ttl = ttl_seconds
+        self._lock = threading.Lock()
+
+    async def publish(self, kind: str, uri: str | None, now: float) -> Change:
+        change = Change(cursor_at(now, secrets.token_hex(4)), kind, uri)
+        with self._lock:
+            self._entries = [(expires, c) for expires, c in self._entries if expires > now]
+            self._entries.append((now + self._ttl, change))
+            self._entries.sort(key=lambda entry: entry[1].cursor)
+        return change
+
+    async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
+        with self._lock:
+            return [c for expires, c in self._entries if c.cursor > cursor and expires > now][:limit]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .records import CallRecord, SessionRecord, StoredEvent
+from .records import CallRecord, Change, SessionRecord, StoredEvent
 
 
 class SessionStore(Protocol):
@@ -65,3 +65,19 @@ class CallStore(Protocol):
 
     async def cancel(self, session_id: str, stream_id: str, now: float, expires_at: float) -> None:
         """Flag the call on the stream as cancelled (creating a marker if the call never suspended)."""
+
+
+class ChangeLog(Protocol):
+    """The change feed every instance and the worker write and every listener polls (short-lived entries)."""
+
+    async def publish(self, kind: str, uri: str | None, now: float) -> Change:
+        """Append a change; readers see it with `since` from any cursor before it."""
+
+    async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
+        """Live changes after `cursor`, oldest first."""
+
+
+def cursor_at(moment: float, suffix: str = "") -> str:
+    """A change-log cursor: microseconds since the epoch, zero-padded (sortable), then a tie-breaker.
+    `cursor_at(now)` reads what is published from now on."""
+    return f"{int(moment * 1_000_000):017d}-{suffix}"

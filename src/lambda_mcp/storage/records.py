@@ -65,3 +65,13 @@ class CallRecord:
     def cancelled(self) -> bool:
         """Whether `notifications/cancelled` arrived for this call (not for an earlier one with the same id)."""
         return self.cancelled_at >= self.created_at > 0
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of the change feed: `kind` is `tools`, `prompts`, `resources` (a list changed) or
+    `resource` (the resource at `uri` was updated). `cursor` orders entries and resumes reading."""
+
+    cursor: str
+    kind: str
+    uri: str | None = None

@@ -30,9 +30,9 @@ from ..protocol.errors import (
     MCPError,
 )
 from ..protocol.jsonrpc import Message
-from ..storage.memory import InMemoryCallStore
-from ..storage.ports import CallStore, EventLog, SessionStore
-from ..storage.records import SessionRecord
+from ..storage.memory import InMemoryCallStore, InMemoryChangeLog
+from ..storage.ports import CallStore, ChangeLog, EventLog, SessionStore, cursor_at
+from ..storage.records import Change, SessionRecord
 from . import headers as mcp_headers
 from . import security, sse, waits
 from .calls import LiveCall, PendingRequests
@@ -42,6 +42,8 @@ from .resumable import ResumableCalls
 
 logger = logging.getLogger("lambda_mcp")
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+CHANGES_PREFIX = "changes~"
+"""Event ids of a buffered GET stream: `changes~<change-log cursor>` (where the next poll reads from)."""
 _LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
 
@@ -70,6 +72,11 @@ def _accepts(request: Request) -> tuple[bool, bool]:
     )
 
 
+def _is_cursor(text: str) -> bool:
+    moment, _, suffix = text.partition("-")
+    return len(moment) == 17 and moment.isdigit() and (suffix == "" or suffix.isalnum())
+
+
 def _session_scope(session: SessionRecord) -> RequestScope:
     """The scope of a request on a live legacy session (its principal was checked against the caller)."""
     return RequestScope(
@@ -95,6 +102,7 @@ class MCPEndpoint:
         default_hosts: tuple[str, ...] = (),
         default_origins: tuple[str, ...] = (),
         calls: CallStore | None = None,
+        changes: ChangeLog | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.app = dispatcher.app
@@ -108,6 +116,7 @@ class MCPEndpoint:
         self.in_flight: dict[tuple[str, str], LiveCall] = {}
         self.pending = PendingRequests()
         self.resumable = ResumableCalls(dispatcher, calls or InMemoryCallStore(), events, settings)
+        self.changes = changes or InMemoryChangeLog()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -251,9 +260,20 @@ class MCPEndpoint:
             "notifications/subscriptions/acknowledged", {"notifications": honoured, "_meta": sub_meta}
         )
         if not self.streaming:
-            # Buffered (Lambda): the ack, then a graceful close; the client re-listens when it wants more.
+            # Buffered (Lambda): the ack, what changed within the hold (if one is set), then a graceful
+            # close; the client listens again when it wants more.
+            body = sse.event(ack)
+            hold = min(self.settings.listen_hold_seconds, self.settings.max_wait_seconds)
+            if hold > 0:
+                for change in await self._poll_changes(request, cursor_at(time.time()), hold):
+                    if change.kind in _LIST_FLAGS and honoured.get(_LIST_FLAGS[change.kind]):
+                        listed: dict[str, Any] = {"_meta": sub_meta}
+                        body += sse.event(jsonrpc.notification(f"notifications/{change.kind}/list_changed", listed))
+                    elif change.kind == "resource" and change.uri in honoured.get("resourceSubscriptions", []):
+                        updated: dict[str, Any] = {"uri": change.uri, "_meta": sub_meta}
+                        body += sse.event(jsonrpc.notification("notifications/resources/updated", updated))
             closing = jsonrpc.result_message(message.id, {"resultType": "complete", "_meta": sub_meta})  # type: ignore[arg-type]
-            return Response(sse.event(ack) + sse.event(closing), media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+            return Response(body + sse.event(closing), media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
 
         async def stream() -> AsyncIterator[bytes]:
             queue = self.app.changes.listen()
@@ -546,9 +566,16 @@ class MCPEndpoint:
         if not self.streaming:
             if last_event_id and last_event_id.startswith(CALL_PREFIX):
                 return await self.resumable.resume(request, _session_scope(session), last_event_id)
+            if last_event_id and last_event_id.startswith(CHANGES_PREFIX):
+                cursor = last_event_id[len(CHANGES_PREFIX) :]
+                if not _is_cursor(cursor):
+                    return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+                return await self._change_stream(request, session, cursor)
             if last_event_id:
                 return await self._resume_wait(request, session, last_event_id)
-            return Response(status_code=405, headers={"Allow": "POST, DELETE"})
+            if not self.settings.get_stream:
+                return Response(status_code=405, headers={"Allow": "POST, DELETE"})
+            return await self._change_stream(request, session, cursor_at(time.time()))
         if last_event_id:
             return await self._resume(session, last_event_id)
         return StreamingResponse(self._session_stream(session), media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
@@ -566,6 +593,39 @@ class MCPEndpoint:
             return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
         body = b"".join(sse.event(e.message, e.event_id) for e in replay[1] if e.message is not None)
         return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+
+    async def _change_stream(self, request: Request, session: SessionRecord, cursor: str) -> Response:
+        """The legacy GET stream on a buffered transport: the changes since `cursor` (waiting up to
+        `get_stream_seconds` for the first), then an id naming where the next poll reads from and `retry:`."""
+        changes = await self._poll_changes(request, cursor, self.settings.get_stream_seconds)
+        body = sse.event(None, CHANGES_PREFIX + cursor)
+        subscriptions = session.subscriptions
+        if any(change.kind == "resource" for change in changes):
+            current = await self.sessions.get(session.session_id, time.time())
+            subscriptions = current.subscriptions if current is not None else set()
+        for change in changes:
+            cursor = change.cursor
+            if change.kind in _LIST_FLAGS:
+                body += sse.event(jsonrpc.notification(f"notifications/{change.kind}/list_changed"))
+            elif change.kind == "resource" and change.uri in subscriptions:
+                body += sse.event(jsonrpc.notification("notifications/resources/updated", {"uri": change.uri}))
+        body += sse.event(None, CHANGES_PREFIX + cursor, retry_ms=self.settings.retry_ms)
+        return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+
+    async def _poll_changes(self, request: Request, cursor: str, hold_seconds: float) -> list[Change]:
+        """Changes after `cursor`, polling the change log (backoff to 1 s) for up to `hold_seconds`
+        (and never past the invocation's budget) until there is at least one."""
+        until = min(
+            time.time() + hold_seconds,
+            waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds),
+        )
+        delay = 0.1
+        while True:
+            changes = await self.changes.since(cursor, time.time())
+            if changes or time.time() + delay >= until:
+                return changes
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     async def _session_stream(self, session: SessionRecord) -> AsyncIterator[bytes]:
         """The standalone GET stream: list changes and updates of subscribed resources."""

@@ -4,6 +4,7 @@ Import this package only in deployments that use DynamoDB; nothing else in the k
 """
 
 from .calls import DynamoDBCallStore
+from .changes import DynamoDBChangeLog
 from .events import DynamoDBEventLog
 from .sessions import DynamoDBSessionStore
 from .table import TABLE_DEFINITION, create_table
@@ -12,6 +13,7 @@ from .tasks import DynamoDBTaskStore
 __all__ = [
     "TABLE_DEFINITION",
     "DynamoDBCallStore",
+    "DynamoDBChangeLog",
     "DynamoDBEventLog",
     "DynamoDBSessionStore",
     "DynamoDBTaskStore",

@@ -50,39 +50,21 @@ class DynamoDBEventLog:
         return StoredEvent(stream_id, seq, event_id, message)
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
-        stream_id, _, rest = event_id.partition(".")
-        seq_text = rest.partition(".")[0]
-        if not seq_text.isdigit():
+        position = _position(event_id)
+        if position is None:
             return None
-        seq = int(seq_text)
-        now = time.time()
-        with translated():
-            pages = (
-                self._client()
-                .get_paginator("query")
-                .paginate(
-                    TableName=self.table_name,
-                    KeyConditionExpression="pk = :pk AND sk BETWEEN :from AND :to",
-                    ExpressionAttributeValues={
-                        ":pk": {"S": keys.session_pk(session_id)},
-                        ":from": {"S": keys.event_sk(stream_id, seq)},
-                        ":to": {"S": keys.event_sk(stream_id, 9_999_999_999)},
-                    },
-                    ConsistentRead=True,
-                )
-            )
-            items = [item for page in pages for item in page.get("Items", [])]
-        live = [item for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
+        stream_id, seq = position
+        live = self._live_items(session_id, stream_id, seq)
         if not live or live[0]["event_id"]["S"] != event_id:
             return None
         return stream_id, [self._event(stream_id, item) for item in live[1:]]
 
     async def get(self, session_id: str, event_id: str) -> StoredEvent | None:
-        stream_id, _, rest = event_id.partition(".")
-        seq_text = rest.partition(".")[0]
-        if not seq_text.isdigit():
+        position = _position(event_id)
+        if position is None:
             return None
-        key = {keys.PK: {"S": keys.session_pk(session_id)}, keys.SK: {"S": keys.event_sk(stream_id, int(seq_text))}}
+        stream_id, seq = position
+        key = {keys.PK: {"S": keys.session_pk(session_id)}, keys.SK: {"S": keys.event_sk(stream_id, seq)}}
         with translated():
             item = self._client().get_item(TableName=self.table_name, Key=key, ConsistentRead=True).get("Item")
         if item is None or item["event_id"]["S"] != event_id or float(item[keys.EXPIRES_AT]["N"]) <= time.time():
@@ -90,6 +72,10 @@ class DynamoDBEventLog:
         return self._event(stream_id, item)
 
     async def read(self, session_id: str, stream_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        return [self._event(stream_id, item) for item in self._live_items(session_id, stream_id, after_seq + 1)]
+
+    def _live_items(self, session_id: str, stream_id: str, from_seq: int) -> list[dict[str, Any]]:
+        """The stream's unexpired event items from `from_seq` on, in order (a consistent Query)."""
         now = time.time()
         with translated():
             pages = (
@@ -100,14 +86,14 @@ class DynamoDBEventLog:
                     KeyConditionExpression="pk = :pk AND sk BETWEEN :from AND :to",
                     ExpressionAttributeValues={
                         ":pk": {"S": keys.session_pk(session_id)},
-                        ":from": {"S": keys.event_sk(stream_id, after_seq + 1)},
+                        ":from": {"S": keys.event_sk(stream_id, from_seq)},
                         ":to": {"S": keys.event_sk(stream_id, 9_999_999_999)},
                     },
                     ConsistentRead=True,
                 )
             )
             items = [item for page in pages for item in page.get("Items", [])]
-        return [self._event(stream_id, item) for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
+        return [item for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
 
     @staticmethod
     def _event(stream_id: str, item: dict[str, Any]) -> StoredEvent:
@@ -117,3 +103,10 @@ class DynamoDBEventLog:
             item["event_id"]["S"],
             json.loads(item["message"]["S"]),
         )
+
+
+def _position(event_id: str) -> tuple[str, int] | None:
+    """(stream, seq) of an id shaped `<stream>.<seq>.<nonce>`, else None."""
+    stream_id, _, rest = event_id.partition(".")
+    seq_text = rest.partition(".")[0]
+    return (stream_id, int(seq_text)) if seq_text.isdigit() else None

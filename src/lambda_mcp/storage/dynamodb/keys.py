@@ -6,6 +6,7 @@
 | stream counter | `SESSION#<session id>` | `STREAM#<stream id>` |
 | stream event | `SESSION#<session id>` | `EVENT#<stream id>#<seq, 10 digits>` |
 | suspended call | `SESSION#<session id>` | `CALL#<stream id>` |
+| change feed entry | `CHANGES` | `<cursor>` (microseconds, zero-padded, then a nonce) |
 | task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
@@ -34,6 +35,10 @@ def event_sk(stream_id: str, seq: int) -> str:
 
 def call_sk(stream_id: str) -> str:
     return f"CALL#{stream_id}"
+
+
+CHANGES_PK = "CHANGES"
+"""One partition for the whole feed: small, short-lived entries (a scale limit noted in docs/decisions.md)."""
 
 
 # Tasks

@@ -1,0 +1,47 @@
+"""`DynamoDBChangeLog`: the change feed as short-lived items in one partition, read with a Query after a cursor."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from ..ports import cursor_at
+from ..records import Change
+from . import keys
+from ._client import LazyClient, translated
+
+
+class DynamoDBChangeLog:
+    def __init__(self, table_name: str, *, client: Any | None = None, ttl_seconds: float = 3600.0) -> None:
+        self.table_name = table_name
+        self._client = LazyClient(client)
+        self._ttl = ttl_seconds
+
+    async def publish(self, kind: str, uri: str | None, now: float) -> Change:
+        change = Change(cursor_at(now, secrets.token_hex(4)), kind, uri)
+        item: dict[str, Any] = {
+            keys.PK: {"S": keys.CHANGES_PK},
+            keys.SK: {"S": change.cursor},
+            "kind": {"S": kind},
+            keys.EXPIRES_AT: {"N": str(int(now + self._ttl))},
+        }
+        if uri is not None:
+            item["uri"] = {"S": uri}
+        with translated():
+            self._client().put_item(TableName=self.table_name, Item=item)
+        return change
+
+    async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
+        with translated():
+            page = self._client().query(
+                TableName=self.table_name,
+                KeyConditionExpression="pk = :pk AND sk > :cursor",
+                ExpressionAttributeValues={":pk": {"S": keys.CHANGES_PK}, ":cursor": {"S": cursor}},
+                ConsistentRead=True,
+                Limit=limit,
+            )
+        return [
+            Change(item[keys.SK]["S"], item["kind"]["S"], item.get("uri", {}).get("S"))
+            for item in page.get("Items", [])
+            if float(item[keys.EXPIRES_AT]["N"]) > now
+        ]
