@@ -94,3 +94,18 @@ async def announce_tools(ctx: Context) -> str:
     """Announce that the tool list changed."""
     await ctx.notify_list_changed("tools")
     return "announced"
+
+
+@app.tool()
+async def link_account(ctx: Context) -> str:
+    """URL-mode elicitation: ask the user to visit a page, then announce the flow finished."""
+    answer = await ctx.elicit_url("Link your account", "https://example.com/link", key="link")
+    if answer["action"] == "accept":
+        await ctx.notify_elicitation_complete(ctx.elicitation_id("link"))
+    return f"link: {answer['action']}"
+
+
+@app.tool()
+async def needs_authorization(ctx: Context) -> str:
+    """Ends with -32042 until the user completed the authorization flow."""
+    raise ctx.url_elicitation_required("Authorize access first", "https://example.com/authorize")

@@ -250,3 +250,32 @@ async def test_a_cancelled_suspended_call_never_answers(instances: Instances) ->
     await session.answer(ask, {"roots": []})
     response, messages = await session.resume()
     assert response.status_code == 200 and messages == []
+
+
+async def test_url_elicitation_carries_an_id_and_its_completion_is_announced(instances: Instances) -> None:
+    session = await Session.start(instances, {"elicitation": {"url": {}}})
+    [ask] = _requests(await session.call("link_account"))
+    assert ask["params"]["mode"] == "url" and ask["params"]["url"] == "https://example.com/link"
+    elicitation_id = ask["params"]["elicitationId"]
+    await session.answer(ask, {"action": "accept"})
+    _, messages = await session.resume()
+    complete = [m for m in messages if m.get("method") == "notifications/elicitation/complete"]
+    assert complete == [
+        {"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": elicitation_id}}
+    ]
+    assert _text(messages) == "link: accept"
+
+
+async def test_a_url_elicitation_required_error_is_32042_with_the_elicitation(instances: Instances) -> None:
+    session = await Session.start(instances, {"elicitation": {"url": {}}})
+    error = (await session.call("needs_authorization"))[-1]["error"]
+    assert error["code"] == -32042
+    [elicitation] = error["data"]["elicitations"]
+    assert elicitation["mode"] == "url" and elicitation["url"] == "https://example.com/authorize"
+    assert elicitation["elicitationId"]
+
+
+async def test_a_form_only_client_is_not_sent_a_url_elicitation(instances: Instances) -> None:
+    session = await Session.start(instances, {"elicitation": {}})
+    messages = await session.call("link_account")
+    assert _requests(messages) == [] and messages[-1]["result"]["isError"] is True

@@ -163,11 +163,49 @@ class Context:
         answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
         return answer
 
-    async def elicit_url(self, message: str, url: str, *, key: str = "elicit_url") -> dict[str, Any]:
-        """Ask the user to complete a flow at `url` (URL-mode elicitation)."""
-        params = {"mode": "url", "message": message, "url": url}
+    async def elicit_url(
+        self, message: str, url: str, *, key: str = "elicit_url", elicitation_id: str | None = None
+    ) -> dict[str, Any]:
+        """Ask the user to complete a flow at `url` (URL-mode elicitation). `accept` means the user
+        consented, not that the flow finished: on 2025-11-25 sessions, call
+        `notify_elicitation_complete(elicitation_id)` when it has. The id defaults to one derived from
+        the request and `key` (stable across re-runs)."""
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+        if self._legacy_url_ids:
+            params["elicitationId"] = elicitation_id or self.elicitation_id(key)
         answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
         return answer
+
+    def elicitation_id(self, key: str = "elicit_url") -> str:
+        """The default `elicitationId` of `elicit_url(key=key)` in this request."""
+        return f"{self.session_id or 'stateless'}:{self.request_id}:{key}"
+
+    async def notify_elicitation_complete(self, elicitation_id: str) -> None:
+        """2025-11-25: tell the client the URL-mode elicitation `elicitation_id` finished (no-op elsewhere:
+        earlier revisions and 2026 have no such notification)."""
+        if self._legacy_url_ids:
+            await self._emit("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
+    def url_elicitation_required(self, message: str, url: str, *, elicitation_id: str | None = None) -> Exception:
+        """`raise ctx.url_elicitation_required(...)`: end this request with -32042 (2025-11-25), naming a
+        URL flow the user must complete before the client retries. On other revisions (no -32042) the
+        same need is an ordinary URL elicitation: use `await ctx.elicit_url(...)`."""
+        from ..protocol.errors import URL_ELICITATION_REQUIRED, MCPError
+
+        if not self._legacy_url_ids:
+            return RuntimeError("-32042 exists only on 2025-11-25 sessions: use `await ctx.elicit_url(...)`")
+        elicitation = {
+            "mode": "url",
+            "message": message,
+            "url": url,
+            "elicitationId": elicitation_id or self.elicitation_id(),
+        }
+        return MCPError(URL_ELICITATION_REQUIRED, message, {"elicitations": [elicitation]})
+
+    @property
+    def _legacy_url_ids(self) -> bool:
+        """URL-mode elicitation ids, their completion notification and -32042 exist on 2025-11-25 only."""
+        return self.protocol_version == "2025-11-25"
 
     async def sample(
         self,
