@@ -246,7 +246,7 @@ class ResumableCalls:
         session_id = scope.session.session_id
         stream = last_event_id.split(".", 1)[0]
         record = None
-        if await self.events.after(session_id, last_event_id) is not None:
+        if await self.events.get(session_id, last_event_id) is not None:
             record = await self.calls.get(session_id, stream, time.time())
         if record is None or not record.nonce:
             return _not_found()
