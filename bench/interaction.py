@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from tasks import Calls, _env, _summary  # noqa: E402  (the sibling benchmark's helpers)
+from tasks import Calls, _env, _summary, initialize_request  # noqa: E402  (the sibling benchmark's helpers)
 
 
 def _send(
@@ -65,17 +65,7 @@ def main() -> int:
         from lambda_mcp.entrypoints.http import handler
 
         print(f"state: {storage.engine} at {storage.endpoint}")
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"sampling": {}},
-                "clientInfo": {"name": "b", "version": "1"},
-            },
-        }
-        _, _, headers = _send(handler, "POST", init, {})
+        _, _, headers = _send(handler, "POST", initialize_request({"sampling": {}}), {})
         session = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
         steps: dict[str, list[float]] = {
             "inline call": [],

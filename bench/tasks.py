@@ -89,6 +89,16 @@ def _post(handler: Any, body: dict[str, Any], headers: dict[str, str]) -> tuple[
     return message, {k.lower(): v for k, v in (response.get("headers") or {}).items()}
 
 
+def initialize_request(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """A 2025-11-25 `initialize` declaring `capabilities`."""
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "clientInfo": {"name": "b", "version": "1"},
+    }
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+
+
 def _modern(name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -134,17 +144,7 @@ def main() -> int:
         print(f"state: {storage.engine} at {storage.endpoint}; queue: moto SQS at {queues.endpoint}")
 
         # -- create latency and calls, both wires ------------------------------------------
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "b", "version": "1"},
-            },
-        }
-        started, headers = _post(handler, init, {})
+        started, headers = _post(handler, initialize_request({}), {})
         assert "mcp-session-id" in headers, started
         legacy = {"mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
         for wire in ("modern", "legacy"):

@@ -6,12 +6,12 @@ another one sealed; a state that fails any check is answered with -32602.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
 from typing import Any
 
+from ..protocol import b64url
 from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
 
 _IGNORED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
@@ -22,14 +22,6 @@ def params_digest(method: str, params: dict[str, Any]) -> str:
     salient = {k: v for k, v in params.items() if k not in _IGNORED_PARAMS}
     blob = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 class StateSealer:
@@ -51,7 +43,7 @@ class StateSealer:
             "p": principal,
             "a": payload,
         }
-        data = _b64(json.dumps(body, separators=(",", ":")).encode())
+        data = b64url.encode(json.dumps(body, separators=(",", ":")).encode())
         return f"{data}.{self._mac(data)}"
 
     def open(
@@ -66,7 +58,7 @@ class StateSealer:
         if not hmac.compare_digest(mac, self._mac(data)):
             raise invalid_params("Invalid requestState: integrity check failed")
         try:
-            body = json.loads(_unb64(data))
+            body = json.loads(b64url.decode(data))
         except ValueError:
             raise invalid_params("Invalid requestState: integrity check failed") from None
         if body.get("x", 0) < now:
@@ -78,4 +70,4 @@ class StateSealer:
 
     def _mac(self, data: str) -> str:
         assert self._key is not None
-        return _b64(hmac.new(self._key, data.encode(), hashlib.sha256).digest())
+        return b64url.encode(hmac.new(self._key, data.encode(), hashlib.sha256).digest())

@@ -4,15 +4,13 @@ and running a task's call once for the runtime (the same dispatch path as an inl
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import jsonrpc, shaping
+from ..protocol import b64url, jsonrpc, shaping
 from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params, method_not_found
 from ..server.context import CancelledByClient, InputRequired
 from ..tasks.model import TaskRecord
@@ -86,20 +84,15 @@ def legacy_task(record: TaskRecord) -> dict[str, Any]:
 
 def input_request_id(task_id: str, key: str) -> str:
     """The id of a task's input request on the legacy wire: the task (an unguessable id) and the key."""
-    return f"task.{task_id}.{base64.urlsafe_b64encode(key.encode()).decode().rstrip('=')}"
+    return f"task.{task_id}.{b64url.encode_text(key)}"
 
 
 def parse_input_request_id(request_id: object) -> tuple[str, str] | None:
     if not isinstance(request_id, str) or not request_id.startswith("task."):
         return None
     parts = request_id.split(".")
-    if len(parts) != 3 or not parts[1]:
-        return None
-    try:
-        key = base64.urlsafe_b64decode(parts[2] + "=" * (-len(parts[2]) % 4)).decode()
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return None
-    return parts[1], key
+    key = b64url.decode_text(parts[2]) if len(parts) == 3 and parts[1] else None
+    return None if key is None else (parts[1], key)
 
 
 def _with_meta(message: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:

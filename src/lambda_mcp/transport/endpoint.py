@@ -37,6 +37,7 @@ from . import headers as mcp_headers
 from . import security, sse, waits
 from .calls import LiveCall, PendingRequests
 from .principal import principal_of
+from .replies import error_reply, json_reply, sse_reply, unknown_event_id
 from .resumable import PREFIX as CALL_PREFIX
 from .resumable import ResumableCalls
 
@@ -45,18 +46,6 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 CHANGES_PREFIX = "changes~"
 """Event ids of a buffered GET stream: `changes~<change-log cursor>` (where the next poll reads from)."""
 _LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
-
-
-def _json(message: dict[str, Any] | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
-    return Response(body, status_code=status, media_type="application/json", headers=headers)
-
-
-def _http_error(status: int, code: int, message: str, rid: Any = None, data: Any = None) -> Response:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return _json(jsonrpc.error_message(rid, error), status)
 
 
 def _accepts(request: Request) -> tuple[bool, bool]:
@@ -70,6 +59,23 @@ def _accepts(request: Request) -> tuple[bool, bool]:
         anything or "application/json" in types or "application/*" in types,
         anything or "text/event-stream" in types or "text/*" in types,
     )
+
+
+_ALL_LISTS = {flag: True for flag in _LIST_FLAGS.values()}
+"""A legacy session gets every list change (its GET stream has no filter)."""
+
+
+def _change_notification(
+    kind: str, uri: str | None, wanted: dict[str, Any], meta: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The notification for one change, if `wanted` (a `subscriptions/listen` filter: list flags and
+    `resourceSubscriptions`) asks for it; `meta` goes into its `_meta` (a listen's subscription id)."""
+    params: dict[str, Any] = {} if meta is None else {"_meta": meta}
+    if kind in _LIST_FLAGS and wanted.get(_LIST_FLAGS[kind]):
+        return jsonrpc.notification(f"notifications/{kind}/list_changed", params or None)
+    if kind == "resource" and uri in wanted.get("resourceSubscriptions", ()):
+        return jsonrpc.notification("notifications/resources/updated", {"uri": uri, **params})
+    return None
 
 
 def _is_cursor(text: str) -> bool:
@@ -124,7 +130,7 @@ class MCPEndpoint:
             response = await self._serve(request)
         except Exception:  # the last line of defence: never a stack trace on the wire
             logger.exception("unhandled error in the MCP endpoint")
-            response = _http_error(500, -32603, "Internal error")
+            response = error_reply(500, -32603, "Internal error")
         await response(scope, receive, send)
 
     async def _serve(self, request: Request) -> Response:
@@ -149,9 +155,9 @@ class MCPEndpoint:
                 hosts = (*hosts, domain, f"{domain}:*")
                 origins = (*origins, f"https://{domain}", f"http://{domain}")
         if not security.host_allowed(request.headers.get("host"), hosts):
-            return _http_error(403, INVALID_REQUEST, "Forbidden: Host header is not allowed")
+            return error_reply(403, INVALID_REQUEST, "Forbidden: Host header is not allowed")
         if not security.origin_allowed(request.headers.get("origin"), origins):
-            return _http_error(403, INVALID_REQUEST, "Forbidden: Origin is not allowed")
+            return error_reply(403, INVALID_REQUEST, "Forbidden: Origin is not allowed")
         return None
 
     # -- POST -----------------------------------------------------------------------------
@@ -167,21 +173,21 @@ class MCPEndpoint:
         try:
             decoded = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            return _http_error(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
+            return error_reply(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
         if isinstance(decoded, list):
             return await self._batch(request, decoded)
         try:
             message = jsonrpc.classify(decoded)
         except MCPError as exc:
             rid = exc.data.get("id") if isinstance(exc.data, dict) else None
-            return _http_error(400, exc.code, exc.message, rid)
+            return error_reply(400, exc.code, exc.message, rid)
         if self._is_modern(request, message):
             return await self._modern(request, message)
         return await self._legacy(request, message)
 
     def _too_large(self) -> Response:
         limit = self.settings.max_body_bytes
-        return _http_error(413, INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
+        return error_reply(413, INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
 
     def _is_modern(self, request: Request, message: Message) -> bool:
         """The era rule of mcp-spec.md §5.2: `_meta` versions are modern, sessions and legacy headers legacy."""
@@ -232,7 +238,7 @@ class MCPEndpoint:
             tool = self.app.tools.get(params.get("name", "")) if message.method == "tools/call" else None
             mcp_headers.validate(request.headers, message.method, params, tool.header_params if tool else None)
         except MCPError as exc:
-            return _http_error(exc.http_status or 400, exc.code, exc.message, rid, exc.data)
+            return error_reply(exc.http_status or 400, exc.code, exc.message, rid, exc.data)
         scope = RequestScope(
             era="modern",
             version=version,
@@ -246,7 +252,7 @@ class MCPEndpoint:
     async def _listen(self, request: Request, message: Message, scope: RequestScope) -> Response:
         wanted = (message.params or {}).get("notifications")
         if not isinstance(wanted, dict):
-            return _http_error(400, INVALID_PARAMS, "subscriptions/listen needs a notifications filter", message.id)
+            return error_reply(400, INVALID_PARAMS, "subscriptions/listen needs a notifications filter", message.id)
         caps = self.app.capabilities()
         honoured: dict[str, Any] = {}
         for kind, flag in _LIST_FLAGS.items():
@@ -266,14 +272,11 @@ class MCPEndpoint:
             hold = min(self.settings.listen_hold_seconds, self.settings.max_wait_seconds)
             if hold > 0:
                 for change in await self._poll_changes(request, cursor_at(time.time()), hold):
-                    if change.kind in _LIST_FLAGS and honoured.get(_LIST_FLAGS[change.kind]):
-                        listed: dict[str, Any] = {"_meta": sub_meta}
-                        body += sse.event(jsonrpc.notification(f"notifications/{change.kind}/list_changed", listed))
-                    elif change.kind == "resource" and change.uri in honoured.get("resourceSubscriptions", []):
-                        updated: dict[str, Any] = {"uri": change.uri, "_meta": sub_meta}
-                        body += sse.event(jsonrpc.notification("notifications/resources/updated", updated))
+                    notification = _change_notification(change.kind, change.uri, honoured, sub_meta)
+                    if notification is not None:
+                        body += sse.event(notification)
             closing = jsonrpc.result_message(message.id, {"resultType": "complete", "_meta": sub_meta})  # type: ignore[arg-type]
-            return Response(body + sse.event(closing), media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+            return sse_reply(body + sse.event(closing))
 
         async def stream() -> AsyncIterator[bytes]:
             queue = self.app.changes.listen()
@@ -285,12 +288,9 @@ class MCPEndpoint:
                     except TimeoutError:
                         yield b": keep-alive\n\n"
                         continue
-                    if kind in _LIST_FLAGS and honoured.get(_LIST_FLAGS[kind]):
-                        yield sse.event(jsonrpc.notification(f"notifications/{kind}/list_changed", {"_meta": sub_meta}))
-                    elif kind == "resource" and uri in honoured.get("resourceSubscriptions", []):
-                        yield sse.event(
-                            jsonrpc.notification("notifications/resources/updated", {"uri": uri, "_meta": sub_meta})
-                        )
+                    notification = _change_notification(kind, uri, honoured, sub_meta)
+                    if notification is not None:
+                        yield sse.event(notification)
             finally:
                 self.app.changes.close(queue)
 
@@ -300,7 +300,7 @@ class MCPEndpoint:
     async def _legacy(self, request: Request, message: Message) -> Response:
         header_version = request.headers.get("mcp-protocol-version")
         if header_version is not None and header_version.strip() not in versions.LEGACY_VERSIONS:
-            return _http_error(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
+            return error_reply(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
         principal = principal_of(request.scope)
         if message.method == "initialize" and message.kind == "request":
             scope = RequestScope(era="legacy", version=versions.LEGACY[0], principal=principal)
@@ -322,11 +322,11 @@ class MCPEndpoint:
     async def _session(self, request: Request, principal: str | None) -> SessionRecord | Response:
         session_id = request.headers.get("mcp-session-id")
         if not session_id:
-            return _http_error(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header (initialize first)")
+            return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header (initialize first)")
         now = time.time()
         session = await self.sessions.get(session_id, now)
         if session is None or session.principal != principal:
-            return _http_error(404, INVALID_REQUEST, "Session not found: initialize a new session")
+            return error_reply(404, INVALID_REQUEST, "Session not found: initialize a new session")
         if now - session.touched_at >= self.settings.session_touch_seconds:
             await self.sessions.touch(session_id, now, now + self.settings.session_ttl_seconds)
         return session
@@ -359,7 +359,7 @@ class MCPEndpoint:
         """2025-03-26 batches: each member answered in one JSON array (or 202 if none needed answers)."""
         version = request.headers.get("mcp-protocol-version")
         if not items or (version is not None and version.strip() != "2025-03-26"):
-            return _http_error(
+            return error_reply(
                 400, INVALID_REQUEST, "Invalid Request: batches are only accepted from 2025-03-26 clients"
             )
         found = await self._session(request, principal_of(request.scope))
@@ -400,7 +400,7 @@ class MCPEndpoint:
             return Response(status_code=202)
         wants_json, wants_sse = _accepts(request)
         if not (wants_json or wants_sse):
-            return _http_error(
+            return error_reply(
                 406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream", message.id
             )
         if self.streaming and wants_sse:
@@ -419,10 +419,8 @@ class MCPEndpoint:
             body = b"".join(sse.event(n) for n in notifications)
             if response is not None:
                 body += sse.event(response)
-            return Response(
-                body, status_code=status, media_type=sse.MEDIA_TYPE, headers={**sse.HEADERS, **(headers or {})}
-            )
-        return _json(response, status, headers)
+            return sse_reply(body, status, headers)
+        return json_reply(response, status, headers)
 
     async def _dispatch_buffered(
         self, request: Request, message: Message, scope: RequestScope, notifications: list[dict[str, Any]]
@@ -476,7 +474,7 @@ class MCPEndpoint:
             if session_id is not None:
                 self.calls.pop((session_id, call.stream_id), None)
             headers = {"mcp-session-id": scope.new_session_id} if scope.new_session_id else None
-            return _json(call.response, call.status, headers)
+            return json_reply(call.response, call.status, headers)
         headers = dict(sse.HEADERS)
         if scope.new_session_id:
             headers["mcp-session-id"] = scope.new_session_id
@@ -533,11 +531,11 @@ class MCPEndpoint:
             last = (await self.events.append(session_id, stream, marker)).event_id
             body += b"".join(sse.event(n) for n in notifications)
             body += sse.event(None, last, retry_ms=self.settings.retry_ms)
-            return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+            return sse_reply(body)
         body += b"".join(sse.event(n) for n in notifications)
         if response is not None:
             body += sse.event(response)
-        return Response(body, status_code=status, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+        return sse_reply(body, status)
 
     async def _resume_wait(self, request: Request, session: SessionRecord, last_event_id: str) -> Response:
         message = waits.message_for(last_event_id)
@@ -545,9 +543,9 @@ class MCPEndpoint:
             return Response(status_code=405, headers={"Allow": "POST, DELETE"})
         event = await self.events.get(session.session_id, last_event_id)
         if event is None:
-            return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+            return unknown_event_id()
         if await self.resumable.cancelled(session.session_id, message.id):
-            return Response(b"", media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)  # no response: it was cancelled
+            return sse_reply(b"")  # no response: it was cancelled
         scope = _session_scope(session)
         saved = event.message.get("wait") if isinstance(event.message, dict) else None
         if isinstance(saved, dict):
@@ -569,7 +567,7 @@ class MCPEndpoint:
             if last_event_id and last_event_id.startswith(CHANGES_PREFIX):
                 cursor = last_event_id[len(CHANGES_PREFIX) :]
                 if not _is_cursor(cursor):
-                    return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+                    return unknown_event_id()
                 return await self._change_stream(request, session, cursor)
             if last_event_id:
                 return await self._resume_wait(request, session, last_event_id)
@@ -590,9 +588,9 @@ class MCPEndpoint:
                 return StreamingResponse(stream, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
         replay = await self.events.after(session.session_id, last_event_id)
         if replay is None:
-            return _http_error(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+            return unknown_event_id()
         body = b"".join(sse.event(e.message, e.event_id) for e in replay[1] if e.message is not None)
-        return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+        return sse_reply(body)
 
     async def _change_stream(self, request: Request, session: SessionRecord, cursor: str) -> Response:
         """The legacy GET stream on a buffered transport: the changes since `cursor` (waiting up to
@@ -603,14 +601,14 @@ class MCPEndpoint:
         if any(change.kind == "resource" for change in changes):
             current = await self.sessions.get(session.session_id, time.time())
             subscriptions = current.subscriptions if current is not None else set()
+        wanted = {**_ALL_LISTS, "resourceSubscriptions": subscriptions}
         for change in changes:
             cursor = change.cursor
-            if change.kind in _LIST_FLAGS:
-                body += sse.event(jsonrpc.notification(f"notifications/{change.kind}/list_changed"))
-            elif change.kind == "resource" and change.uri in subscriptions:
-                body += sse.event(jsonrpc.notification("notifications/resources/updated", {"uri": change.uri}))
+            notification = _change_notification(change.kind, change.uri, wanted)
+            if notification is not None:
+                body += sse.event(notification)
         body += sse.event(None, CHANGES_PREFIX + cursor, retry_ms=self.settings.retry_ms)
-        return Response(body, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
+        return sse_reply(body)
 
     async def _poll_changes(self, request: Request, cursor: str, hold_seconds: float) -> list[Change]:
         """Changes after `cursor`, polling the change log (backoff to 1 s) for up to `hold_seconds`
@@ -638,14 +636,15 @@ class MCPEndpoint:
                 except TimeoutError:
                     yield b": keep-alive\n\n"
                     continue
-                if kind in _LIST_FLAGS:
-                    yield sse.event(jsonrpc.notification(f"notifications/{kind}/list_changed"))
-                elif kind == "resource":
+                subscriptions = session.subscriptions
+                if kind == "resource":
                     current = await self.sessions.get(session.session_id, time.time())
                     if current is None:
                         return
-                    if uri in current.subscriptions:
-                        yield sse.event(jsonrpc.notification("notifications/resources/updated", {"uri": uri}))
+                    subscriptions = current.subscriptions
+                notification = _change_notification(kind, uri, {**_ALL_LISTS, "resourceSubscriptions": subscriptions})
+                if notification is not None:
+                    yield sse.event(notification)
         finally:
             self.app.changes.close(queue)
 
@@ -653,7 +652,7 @@ class MCPEndpoint:
         if "mcp-session-id" not in request.headers:
             if request.headers.get("mcp-protocol-version", "").strip() in versions.MODERN_VERSIONS:
                 return Response(status_code=405, headers={"Allow": "POST"})
-            return _http_error(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header")
+            return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header")
         found = await self._session(request, principal_of(request.scope))
         if isinstance(found, Response):
             return found

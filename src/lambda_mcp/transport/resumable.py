@@ -17,10 +17,7 @@ A call running here also watches for a `notifications/cancelled` that landed on 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
-import json
 import logging
 import secrets
 import time
@@ -32,7 +29,7 @@ from starlette.responses import Response
 from ..config import Settings
 from ..dispatch.dispatcher import Dispatcher
 from ..dispatch.scope import RequestScope, Resumption, WaitInterrupted
-from ..protocol import jsonrpc
+from ..protocol import b64url, jsonrpc
 from ..protocol.errors import MCPError
 from ..protocol.jsonrpc import Message
 from ..server.context import CallSuspended
@@ -40,6 +37,7 @@ from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import CallStore, EventLog
 from ..storage.records import CallRecord
 from . import sse, waits
+from .replies import json_reply, sse_reply, unknown_event_id
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -49,22 +47,14 @@ ANSWER_WAIT_SECONDS = 5.0
 CANCEL_CHECK_SECONDS = 1.0
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def stream_for(request_id: object) -> str:
     """`call~<request id as base64url JSON>`: found again from the id alone (for cancellation)."""
-    return PREFIX + _b64(json.dumps(request_id).encode())
+    return PREFIX + b64url.encode_request_id(request_id)
 
 
 def request_id_for(stream: str, key: str, nonce: str) -> str:
     """The id of a request to the client: its call, its input key and the call's random nonce."""
-    return f"srv.{stream}.{_b64(key.encode())}.{nonce}"
+    return f"srv.{stream}.{b64url.encode_text(key)}.{nonce}"
 
 
 def parse_request_id(request_id: object) -> tuple[str, str, str] | None:
@@ -72,13 +62,8 @@ def parse_request_id(request_id: object) -> tuple[str, str, str] | None:
     if not isinstance(request_id, str) or not request_id.startswith("srv."):
         return None
     parts = request_id.split(".")
-    if len(parts) != 4 or not parts[1].startswith(PREFIX):
-        return None
-    try:
-        key = _unb64(parts[2]).decode()
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return None
-    return parts[1], key, parts[3]
+    key = b64url.decode_text(parts[2]) if len(parts) == 4 and parts[1].startswith(PREFIX) else None
+    return None if key is None else (parts[1], key, parts[3])
 
 
 class _Run:
@@ -141,7 +126,7 @@ class ResumableCalls:
         except asyncio.CancelledError:
             if not run.cancelled:
                 raise
-            return _sse(b"")  # cancelled by the client: no response for the request
+            return sse_reply(b"")  # cancelled by the client: no response for the request
         except CallSuspended:
             return await self._suspend(session_id, stream, message, record, run, resumption, nonce, started)
         except WaitInterrupted:
@@ -151,12 +136,8 @@ class ResumableCalls:
         if record is None:  # it never suspended: answered like any buffered call
             if run.outgoing or not wants_json:
                 body = b"".join(sse.event(n) for n in run.outgoing)
-                return _sse(body + (sse.event(response) if response is not None else b""), status)
-            return Response(
-                json.dumps(response, separators=(",", ":")).encode() if response is not None else b"",
-                status_code=status,
-                media_type="application/json",
-            )
+                return sse_reply(body + (sse.event(response) if response is not None else b""), status)
+            return json_reply(response, status)
         record.response, record.delivered = response, max(record.delivered, run.sent)
         with contextlib.suppress(ConflictError):  # a concurrent resumption finished it too: both answer the same
             await self.calls.save(record)
@@ -197,7 +178,7 @@ class ResumableCalls:
             except ConflictError:  # another resumption of the same call saved first: it sends these
                 return await self._body(session_id, stream, [], None)
         if record.cancelled:
-            return _sse(b"")
+            return sse_reply(b"")
         return await self._body(session_id, stream, run.outgoing, None)
 
     async def _body(
@@ -222,7 +203,7 @@ class ResumableCalls:
             body += sse.event(None, last, retry_ms=self.settings.retry_ms)
         else:
             body += sse.event(response)
-        return _sse(body, status)
+        return sse_reply(body, status)
 
     async def _watch(
         self, session_id: str, stream: str, started: float, handling: asyncio.Future[Any], run: _Run
@@ -249,7 +230,7 @@ class ResumableCalls:
         if await self.events.get(session_id, last_event_id) is not None:
             record = await self.calls.get(session_id, stream, time.time())
         if record is None or not record.nonce:
-            return _not_found()
+            return unknown_event_id()
         if record.response is not None:
             return await self._body(session_id, stream, [], record.response)
         wait_until = min(
@@ -264,14 +245,14 @@ class ResumableCalls:
             delay = min(delay * 2, 0.5)
             fresh = await self.calls.get(session_id, stream, time.time())
             if fresh is None:
-                return _not_found()
+                return unknown_event_id()
             record = fresh
         if record.cancelled:
-            return _sse(b"")
+            return sse_reply(b"")
         try:
             message = jsonrpc.classify(record.request)
         except MCPError:
-            return _not_found()
+            return unknown_event_id()
         return await self.run(request, message, scope, record)
 
     async def answer(self, session_id: str, response: dict[str, Any]) -> bool:
@@ -291,12 +272,3 @@ class ResumableCalls:
         """`notifications/cancelled`: flag the call, wherever it runs or waits."""
         now = time.time()
         await self.calls.cancel(session_id, stream_for(request_id), now, now + self.settings.session_ttl_seconds)
-
-
-def _sse(body: bytes, status: int = 200) -> Response:
-    return Response(body, status_code=status, media_type=sse.MEDIA_TYPE, headers=sse.HEADERS)
-
-
-def _not_found() -> Response:
-    error = {"code": -32600, "message": "Unknown Last-Event-ID for this session"}
-    return Response(json.dumps(jsonrpc.error_message(None, error)).encode(), 404, media_type="application/json")

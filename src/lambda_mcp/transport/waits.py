@@ -8,13 +8,11 @@ request and wait again.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import time
 from typing import Any
 
 from ..dispatch.scope import RequestScope
+from ..protocol import b64url
 from ..protocol.jsonrpc import Message
 
 PREFIX = "taskresult~"
@@ -34,8 +32,7 @@ def resumable(message: Message, scope: RequestScope) -> bool:
 def stream_for(message: Message) -> str:
     """`taskresult~<task id>~<request id as base64url JSON>`: no `.` (event ids use it as separator)."""
     task_id = str((message.params or {})["taskId"])
-    rid = base64.urlsafe_b64encode(json.dumps(message.id).encode()).decode().rstrip("=")
-    return f"{PREFIX}{task_id}~{rid}"
+    return f"{PREFIX}{task_id}~{b64url.encode_request_id(message.id)}"
 
 
 def message_for(event_id: str) -> Message | None:
@@ -44,11 +41,8 @@ def message_for(event_id: str) -> Message | None:
     if not stream.startswith(PREFIX):
         return None
     task_id, _, encoded = stream[len(PREFIX) :].partition("~")
-    try:
-        rid = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
-    except (ValueError, binascii.Error):
-        return None
-    if not task_id or not isinstance(rid, str | int) or isinstance(rid, bool):
+    rid = b64url.decode_request_id(encoded)
+    if not task_id or rid is None:
         return None
     params = {"taskId": task_id}
     raw = {"jsonrpc": "2.0", "id": rid, "method": "tasks/result", "params": params}

@@ -1,0 +1,35 @@
+"""The endpoint's HTTP replies: a JSON-RPC message as JSON, a JSON-RPC error with its HTTP status, and a
+buffered SSE body."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.responses import Response
+
+from ..protocol import jsonrpc
+from ..protocol.errors import INVALID_REQUEST
+from . import sse
+
+
+def json_reply(message: dict[str, Any] | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def error_reply(status: int, code: int, message: str, rid: Any = None, data: Any = None) -> Response:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return json_reply(jsonrpc.error_message(rid, error), status)
+
+
+def unknown_event_id() -> Response:
+    """404 for a `Last-Event-ID` this session never saw (or that expired)."""
+    return error_reply(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+
+
+def sse_reply(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A finished SSE body (a buffered response: every event at once)."""
+    return Response(body, status_code=status, media_type=sse.MEDIA_TYPE, headers={**sse.HEADERS, **(headers or {})})
