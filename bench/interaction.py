@@ -30,7 +30,8 @@ from tasks import Calls, _env, _summary, initialize_request  # noqa: E402  (the 
 def _send(
     handler: Any, method: str, body: dict[str, Any] | None, headers: dict[str, str]
 ) -> tuple[int, str, dict[str, str]]:
-    from lambda_mcp.local.apigw import LambdaContext, http_api_event
+    from lambda_mcp.local.context import LambdaContext
+    from lambda_mcp.local.gateways import http_api_event
 
     base = {"content-type": "application/json", "accept": "application/json, text/event-stream", "host": "127.0.0.1"}
     payload = json.dumps(body).encode() if body is not None else b""

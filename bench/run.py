@@ -200,6 +200,7 @@ STACKS = {
         {
             "LAMBDA_MCP_APP": f"{APPS / 'lambda_mcp_app.py'}:app",
             "LAMBDA_MCP_ALLOWED_HOSTS": DOMAIN,
+            "LAMBDA_MCP_AUTH": "none",
         },
         mangum_warm=True,
         asgi_lifespan=False,

@@ -35,6 +35,7 @@ def _env() -> None:
         AWS_REGION="us-east-1",
         LAMBDA_MCP_APP=APP,
         LAMBDA_MCP_STATE_KEY="bench-key-bench-key-bench-key-32",
+        LAMBDA_MCP_AUTH="none",
     )
     os.environ.pop("AWS_PROFILE", None)
 
@@ -70,7 +71,8 @@ class Calls:
 
 
 def _post(handler: Any, body: dict[str, Any], headers: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    from lambda_mcp.local.apigw import LambdaContext, http_api_event
+    from lambda_mcp.local.context import LambdaContext
+    from lambda_mcp.local.gateways import http_api_event
 
     base = {
         "content-type": "application/json",

@@ -1,6 +1,10 @@
 """Validate a SAM template offline: transform it with aws-sam-translator, then cfn-lint the CloudFormation.
 
-Usage: python infra/validate_template.py [template.yaml] [--out build/template.cfn.json]
+Usage: python infra/validate_template.py [template.yaml] [--out build/template.cfn.json] [--param Key=Value ...]
+
+With `--param`, the CloudFormation is also resolved for those parameter values (conditions evaluated,
+`Fn::If` branches chosen, resources and outputs whose condition is false dropped), as CloudFormation
+would deploy it, and that deployment is linted too: one run per combination of, say, AuthMode and ApiType.
 
 Why both steps: cfn-lint >= 1.54 (and `sam validate --lint`) no longer lints what SAM resources
 become, so bugs in functions, event sources and their wiring pass unseen on the SAM template.
@@ -49,12 +53,71 @@ def to_cloudformation(template_path: Path) -> dict[str, Any]:
     return result
 
 
-def lint(cfn_path: Path) -> list[str]:
+_NO_VALUE = object()
+
+
+def resolve(cfn: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
+    """`cfn` as deployed with these parameter values (others take their defaults): conditions decided."""
+    parameters = {name: str(spec.get("Default", "")) for name, spec in cfn.get("Parameters", {}).items()}
+    parameters.update(values)
+    conditions: dict[str, bool] = {}
+
+    def condition(name: str) -> bool:
+        if name not in conditions:
+            conditions[name] = truth(cfn["Conditions"][name])
+        return conditions[name]
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and set(node) == {"Ref"} and node["Ref"] in parameters:
+            return parameters[node["Ref"]]
+        return node
+
+    def truth(node: Any) -> bool:
+        (function, args), *_ = node.items()
+        if function == "Fn::Equals":
+            return bool(value(args[0]) == value(args[1]))
+        if function == "Fn::Not":
+            return not truth(args[0])
+        if function == "Fn::And":
+            return all(truth(a) for a in args)
+        if function == "Fn::Or":
+            return any(truth(a) for a in args)
+        if function == "Condition":
+            return condition(args)
+        raise ValueError(f"unsupported condition function {function}")
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if set(node) == {"Fn::If"}:
+                name, yes, no = node["Fn::If"]
+                return walk(yes if condition(name) else no)
+            if node == {"Ref": "AWS::NoValue"}:
+                return _NO_VALUE
+            kept = {key: walk(item) for key, item in node.items()}
+            return {key: item for key, item in kept.items() if item is not _NO_VALUE}
+        if isinstance(node, list):
+            return [item for item in map(walk, node) if item is not _NO_VALUE]
+        return node
+
+    resolved = dict(cfn)
+    for section in ("Resources", "Outputs"):
+        kept = {k: v for k, v in cfn.get(section, {}).items() if "Condition" not in v or condition(v["Condition"])}
+        resolved[section] = {k: {f: x for f, x in walk(v).items() if f != "Condition"} for k, v in kept.items()}
+    resolved.pop("Conditions", None)
+    resolved.pop("Rules", None)
+    resolved["Parameters"] = {
+        name: {**spec, "Default": parameters[name]} for name, spec in cfn.get("Parameters", {}).items()
+    }
+    return resolved
+
+
+def lint(cfn_path: Path, ignore: tuple[str, ...] = ()) -> list[str]:
     """cfn-lint findings (errors, warnings and informational) for a CloudFormation file."""
     from cfnlint.api import lint_file
     from cfnlint.config import ManualArgs
 
-    matches = lint_file(cfn_path, config=ManualArgs(include_checks=["I"], regions=["us-east-1"]))
+    config = ManualArgs(include_checks=["I"], ignore_checks=list(ignore), regions=["us-east-1"])
+    matches = lint_file(cfn_path, config=config)
     return [f"{m.rule.id} {m.message} ({m.filename}:{m.linenumber})" for m in matches]
 
 
@@ -62,12 +125,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("template", nargs="?", type=Path, default=ROOT / "template.yaml")
     parser.add_argument("--out", type=Path, default=ROOT / "build/template.cfn.json")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a parameter value")
     args = parser.parse_args(argv)
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # the translator needs a region, never a call
     cfn = to_cloudformation(args.template)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(cfn, indent=1), encoding="utf-8")
     findings = lint(args.template) + lint(args.out)  # the SAM-level schema, then what it becomes
+    if args.param:
+        values = dict(p.split("=", 1) for p in args.param)
+        deployed = resolve(cfn, values)
+        deployed_path = args.out.with_suffix(".deployed.json")
+        deployed_path.write_text(json.dumps(deployed, indent=1), encoding="utf-8")
+        findings += lint(deployed_path, ignore=("W2001",))  # parameters other modes use are unused here
+        print(f"resolved for {values}: {len(deployed['Resources'])} resources -> {deployed_path}")
     resources = sorted({r["Type"] for r in cfn.get("Resources", {}).values()})
     print(f"transformed {args.template.name}: {len(cfn.get('Resources', {}))} resources -> {args.out}")
     print("  types: " + ", ".join(resources))

@@ -33,6 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where state lives: in memory (default), or DynamoDB on a local AWS API the kit starts "
         "(DynamoDB Local when Java is present, else moto server)",
     )
+    dev.add_argument(
+        "--api",
+        choices=["http", "rest", "url"],
+        default="http",
+        help="with --lambda: the front door to emulate: API Gateway HTTP API (default), REST API (stage v1:"
+        " http://HOST:PORT/v1/mcp) or a Function URL",
+    )
     dev.add_argument("--aws-endpoint", metavar="URL", help="use DynamoDB at an existing local AWS API endpoint")
     dev.add_argument(
         "--sqs-endpoint",
@@ -76,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.through_lambda:
                 from .local.apigw import serve as serve_lambda
 
-                serve_lambda(args.target, args.host, args.port)
+                serve_lambda(args.target, args.host, args.port, args.api)
             else:
                 from .local.dev import serve
 
@@ -87,11 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "invoke":
         os.environ["LAMBDA_MCP_APP"] = args.app
+        os.environ.setdefault("LAMBDA_MCP_AUTH", "none")
         if args.aws_endpoint:
             from .local.aws import configure
 
             configure(args.aws_endpoint, args.table)
-        from .local.apigw import LambdaContext
+        from .local.context import LambdaContext
 
         with open(args.event, encoding="utf-8") as handle:
             text = handle.read()

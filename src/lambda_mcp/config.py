@@ -1,16 +1,75 @@
-"""`Settings`: the kit's configuration, read once from `LAMBDA_MCP_*` environment variables."""
+"""`Settings`: the kit's configuration, read once from `LAMBDA_MCP_*` environment variables.
+
+Every value is parsed and checked when it is read: a bad one raises `ConfigError` naming the
+variable, never a bare `ValueError` from deep inside the kit.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
 
 PREFIX = "LAMBDA_MCP_"
+AuthMode = Literal["none", "jwt", "gateway"]
+AUTH_MODES: tuple[AuthMode, ...] = ("none", "jwt", "gateway")
+_TRUE = frozenset({"1", "true", "on", "yes"})
+_FALSE = frozenset({"0", "false", "off", "no"})
+
+
+class ConfigError(ValueError):
+    """A `LAMBDA_MCP_*` variable is missing or has a value the kit cannot use; the message names it."""
 
 
 def _split(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+class _Reader:
+    """Typed reads of `LAMBDA_MCP_<name>` that name the variable when its value is wrong."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def text(self, name: str) -> str | None:
+        value = self.env.get(PREFIX + name, "").strip()
+        return value or None
+
+    def number(self, name: str, default: float, *, minimum: float = 0.0) -> float:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{PREFIX}{name} must be a number, not {raw!r}") from None
+        if not value >= minimum or value == float("inf"):
+            raise ConfigError(f"{PREFIX}{name} must be a finite number of at least {minimum:g}, not {raw!r}")
+        return value
+
+    def integer(self, name: str, default: int, *, minimum: int = 0) -> int:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{PREFIX}{name} must be a whole number, not {raw!r}") from None
+        if value < minimum:
+            raise ConfigError(f"{PREFIX}{name} must be at least {minimum}, not {raw!r}")
+        return value
+
+    def flag(self, name: str, default: bool) -> bool:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise ConfigError(f"{PREFIX}{name} must be one of true/false, on/off, yes/no, 1/0, not {raw!r}")
 
 
 @dataclass(frozen=True)
@@ -54,29 +113,105 @@ class Settings:
     """Worker runs started for one task before the sweeper gives up and fails it."""
     task_max_ttl_seconds: float = 86_400.0
     """Cap on a task's lifetime (clients may ask for less)."""
+    auth: AuthMode = "none"
+    """Who may call: `none` (anyone), `jwt` (the kit validates bearer tokens), `gateway` (API Gateway
+    or a Function URL authenticated the caller: JWT, Lambda or IAM authorizer)."""
+    auth_issuer: str | None = None
+    """`jwt`: the authorization server (its metadata names the JWKS); also the one listed in the
+    protected resource metadata (any mode)."""
+    auth_jwks_url: str | None = None
+    """`jwt`: the JWKS URL, when the issuer publishes no metadata."""
+    auth_audience: str | None = None
+    """`jwt`: the audience tokens must carry; default the server's canonical URL (RFC 8707 resource)."""
+    auth_scopes: tuple[str, ...] = ()
+    """Scopes every request needs (`jwt`, `gateway`)."""
+    auth_cognito_client_ids: tuple[str, ...] = ()
+    """`jwt` with Amazon Cognito: app client ids whose access tokens (no `aud`; `client_id`,
+    `token_use=access`) are accepted."""
+    resource_url: str | None = None
+    """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-        key = env.get(PREFIX + "STATE_KEY")
-        return cls(
-            app=env.get(PREFIX + "APP"),
-            allowed_hosts=_split(env.get(PREFIX + "ALLOWED_HOSTS")),
-            allowed_origins=_split(env.get(PREFIX + "ALLOWED_ORIGINS")),
-            trust_event_domain=env.get(PREFIX + "TRUST_EVENT_DOMAIN", "true").lower() != "false",
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, default_auth: AuthMode | None = None) -> Settings:
+        """Read the settings; `default_auth` is the auth mode when `LAMBDA_MCP_AUTH` is unset (None: it
+        must be set, as in Lambda, where an open endpoint must be chosen explicitly)."""
+        env = _Reader(os.environ if environ is None else environ)
+        key = env.text("STATE_KEY")
+        settings = cls(
+            app=env.text("APP"),
+            allowed_hosts=_split(env.text("ALLOWED_HOSTS")),
+            allowed_origins=_split(env.text("ALLOWED_ORIGINS")),
+            trust_event_domain=env.flag("TRUST_EVENT_DOMAIN", True),
             state_key=key.encode() if key else None,
-            session_ttl_seconds=float(env.get(PREFIX + "SESSION_TTL_SECONDS", 3600)),
-            session_touch_seconds=float(env.get(PREFIX + "SESSION_TOUCH_SECONDS", 300)),
-            max_body_bytes=int(env.get(PREFIX + "MAX_BODY_BYTES", 1_048_576)),
-            retry_ms=int(env.get(PREFIX + "RETRY_MS", 1000)),
-            max_wait_seconds=float(env.get(PREFIX + "MAX_WAIT_SECONDS", 25)),
-            get_stream=env.get(PREFIX + "GET_STREAM", "on").lower() not in ("off", "false", "0"),
-            get_stream_seconds=float(env.get(PREFIX + "GET_STREAM_SECONDS", 0)),
-            listen_hold_seconds=float(env.get(PREFIX + "LISTEN_HOLD_SECONDS", 0)),
-            table_name=env.get(PREFIX + "TABLE_NAME") or None,
-            task_queue_url=env.get(PREFIX + "TASK_QUEUE_URL") or None,
-            task_dead_letter_arn=env.get(PREFIX + "TASK_DLQ_ARN") or None,
-            task_max_attempts=int(env.get(PREFIX + "TASK_MAX_ATTEMPTS", 3)),
-            task_max_ttl_seconds=float(env.get(PREFIX + "TASK_MAX_TTL_SECONDS", 86_400)),
+            session_ttl_seconds=env.number("SESSION_TTL_SECONDS", 3600, minimum=1),
+            session_touch_seconds=env.number("SESSION_TOUCH_SECONDS", 300),
+            max_body_bytes=env.integer("MAX_BODY_BYTES", 1_048_576, minimum=1),
+            retry_ms=env.integer("RETRY_MS", 1000),
+            max_wait_seconds=env.number("MAX_WAIT_SECONDS", 25),
+            get_stream=env.flag("GET_STREAM", True),
+            get_stream_seconds=env.number("GET_STREAM_SECONDS", 0),
+            listen_hold_seconds=env.number("LISTEN_HOLD_SECONDS", 0),
+            table_name=env.text("TABLE_NAME"),
+            task_queue_url=env.text("TASK_QUEUE_URL"),
+            task_dead_letter_arn=env.text("TASK_DLQ_ARN"),
+            task_max_attempts=env.integer("TASK_MAX_ATTEMPTS", 3, minimum=1),
+            task_max_ttl_seconds=env.number("TASK_MAX_TTL_SECONDS", 86_400, minimum=1),
+            auth=_auth_mode(env.text("AUTH"), default_auth),
+            auth_issuer=env.text("AUTH_ISSUER"),
+            auth_jwks_url=env.text("AUTH_JWKS_URL"),
+            auth_audience=env.text("AUTH_AUDIENCE"),
+            auth_scopes=tuple((env.text("AUTH_SCOPES") or "").replace(",", " ").split()),
+            auth_cognito_client_ids=_split(env.text("AUTH_COGNITO_CLIENT_IDS")),
+            resource_url=env.text("RESOURCE_URL"),
         )
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        """Raise `ConfigError` for combinations that cannot work (checked once, at start-up)."""
+        if self.auth == "jwt" and not self.auth_issuer:
+            raise ConfigError(f"{PREFIX}AUTH=jwt needs {PREFIX}AUTH_ISSUER (the authorization server's issuer URL)")
+        for name, url in (
+            ("AUTH_ISSUER", self.auth_issuer),
+            ("AUTH_JWKS_URL", self.auth_jwks_url),
+            ("RESOURCE_URL", self.resource_url),
+        ):
+            if url is not None and not secure_url(url):
+                raise ConfigError(f"{PREFIX}{name} must be an https:// URL (http:// only on loopback), not {url!r}")
+
+
+def require_auth_choice(environ: Mapping[str, str] | None = None) -> None:
+    """Raise `ConfigError` unless `LAMBDA_MCP_AUTH` is set: a deployed endpoint is open only by choice."""
+    _auth_mode(_Reader(os.environ if environ is None else environ).text("AUTH"), None)
+
+
+def _auth_mode(raw: str | None, default: AuthMode | None) -> AuthMode:
+    if raw is None:
+        if default is None:
+            raise ConfigError(
+                f"{PREFIX}AUTH is not set: choose jwt (the kit validates OAuth bearer tokens), gateway (API"
+                " Gateway or a Function URL authenticates: JWT, Lambda or IAM authorizer) or none (a public"
+                " endpoint anyone may call)"
+            )
+        return default
+    for mode in AUTH_MODES:
+        if raw.lower() == mode:
+            return mode
+    raise ConfigError(f"{PREFIX}AUTH must be one of {', '.join(AUTH_MODES)}, not {raw!r}")
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+def secure_url(url: str) -> bool:
+    """`https://…`, or `http://` to a loopback host (local work only)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    if not parts.netloc:
+        return False
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK_NAMES

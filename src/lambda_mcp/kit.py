@@ -13,6 +13,7 @@ from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventL
 from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
 from .tasks.runtime import Executor, InProcessExecutor, TaskRuntime
+from .transport.access import Access
 from .transport.endpoint import MCPEndpoint
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
 
@@ -25,6 +26,7 @@ class Kit:
     events: EventLog
     dispatcher: Dispatcher
     endpoint: MCPEndpoint
+    access: Access
     tasks: TaskRuntime | None = None
 
 
@@ -67,6 +69,7 @@ def build_kit(
     events = events or InMemoryEventLog()
     tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events)
     dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds, tasks=tasks)
+    access = Access(app, settings)
     endpoint = MCPEndpoint(
         dispatcher,
         sessions,
@@ -77,8 +80,9 @@ def build_kit(
         default_origins=LOOPBACK_ORIGINS if local else (),
         calls=calls,
         changes=changes,
+        access=access,
     )
-    return Kit(app, settings, sessions, events, dispatcher, endpoint, tasks)
+    return Kit(app, settings, sessions, events, dispatcher, endpoint, access, tasks)
 
 
 def _task_runtime(settings: Settings, streaming: bool, store: TaskStore, events: EventLog) -> TaskRuntime | None:

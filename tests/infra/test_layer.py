@@ -11,6 +11,15 @@ import pytest
 
 from tests.support.processes import ROOT
 
+EM_AARCH64 = 183
+
+
+def _elf_machine(path: Path) -> int:
+    """The `e_machine` field of an ELF file's header (little-endian)."""
+    header = path.read_bytes()[:20]
+    assert header[:4] == b"\x7fELF", path
+    return int.from_bytes(header[18:20], "little")
+
 
 def test_the_layer_builds_with_arm64_cp313_wheels_and_the_kit(tmp_path: Path) -> None:
     make = shutil.which("make")
@@ -31,10 +40,13 @@ def test_the_layer_builds_with_arm64_cp313_wheels_and_the_kit(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stdout + done.stderr
     site = tmp_path / "python"
-    extensions = sorted(p.name for p in site.rglob("*.so"))
+    libraries = sorted(site.rglob("*.so"))
+    extensions = [p.name for p in libraries]
     assert extensions, "expected pydantic_core's compiled extension"
-    assert all("cpython-313-aarch64-linux-gnu" in name for name in extensions), extensions
-    for module in ("pydantic", "starlette", "mangum", "lambda_mcp/entrypoints/http.py"):
+    # CPython 3.13 extensions, or stable-ABI ones (cryptography's `abi3`), all built for arm64:
+    assert all("cpython-313-aarch64-linux-gnu" in name or ".abi3." in name for name in extensions), extensions
+    assert all(_elf_machine(path) == EM_AARCH64 for path in libraries), extensions
+    for module in ("pydantic", "starlette", "mangum", "jwt", "cryptography", "lambda_mcp/entrypoints/http.py"):
         assert (site / module).exists(), module
     assert not list(site.rglob("*.pyc")), "bytecode for the build machine's Python does not belong in the layer"
     size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())

@@ -98,9 +98,9 @@ def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn
 def test_http_api_is_the_default_and_rest_is_an_option(cfn: dict[str, Any]) -> None:
     assert cfn["Parameters"]["ApiType"]["Default"] == "HTTP"
     (http,) = _of_type(cfn, "AWS::ApiGatewayV2::Api").values()
-    assert http["Condition"] == "UseHttpApi" and http["Properties"]["ProtocolType"] == "HTTP"
+    assert http["Condition"] == "UseHttpApi" and "Body" in http["Properties"]
     (rest,) = _of_type(cfn, "AWS::ApiGateway::RestApi").values()
-    assert rest["Condition"] == "UseRestApi"
+    assert rest["Condition"] == "UseRestApi" and "Body" in rest["Properties"]
     http_function, _ = _function(cfn, HTTP_HANDLER)
     permissions = [
         p
@@ -108,7 +108,7 @@ def test_http_api_is_the_default_and_rest_is_an_option(cfn: dict[str, Any]) -> N
         if p["Properties"]["FunctionName"] == {"Ref": http_function}
     ]
     assert sorted(p["Condition"] for p in permissions) == ["UseHttpApi", "UseRestApi"]
-    assert set(cfn["Outputs"]) >= {"McpEndpoint", "StateTableName"}
+    assert set(cfn["Outputs"]) >= {"McpEndpoint", "StateTableName", "AuthModeInUse"}
 
 
 def test_the_table_matches_the_kit_definition_and_has_ttl(cfn: dict[str, Any]) -> None:
@@ -121,9 +121,10 @@ def test_the_table_matches_the_kit_definition_and_has_ttl(cfn: dict[str, Any]) -
 
 def test_iam_is_least_privilege(cfn: dict[str, Any]) -> None:
     roles = _of_type(cfn, "AWS::IAM::Role")
-    assert len(roles) == 2  # the HTTP function's and the worker's
+    assert len(roles) == 3  # the HTTP function's, the worker's and (REST + jwt) the authorizer's
     for role in roles.values():
-        statements = [s for policy in role["Properties"]["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+        policies = role["Properties"].get("Policies", [])
+        statements = [s for policy in policies for s in policy["PolicyDocument"]["Statement"]]
         for statement in statements:
             assert statement["Effect"] == "Allow"
             assert not any("*" in a for a in _as_list(statement["Action"])), statement

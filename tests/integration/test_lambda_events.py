@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mangum import Mangum
 
-from lambda_mcp.local.apigw import LambdaContext
+from lambda_mcp.config import Settings
+from lambda_mcp.kit import build_kit
+from lambda_mcp.loader import load_app
+from lambda_mcp.local.context import LambdaContext
+from lambda_mcp.transport.app import create_app
 from tests.support.processes import ROOT
 from tests.support.recorder import Recorder
 
@@ -21,17 +24,20 @@ SOURCES = ["http-api-v2", "rest-api-v1", "function-url"]
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
+def _handler(**settings: Any) -> Handler:
+    """What `lambda_mcp.entrypoints.http` builds, with these settings (no environment, no re-import)."""
+    kit = build_kit(load_app(str(ROOT / "examples/conformance/server.py")), Settings(**settings), streaming=False)
+    handler: Handler = Mangum(create_app(kit), lifespan="off")
+    return handler
+
+
 @pytest.fixture(scope="module")
 def handler() -> Iterator[Handler]:
-    patch = pytest.MonkeyPatch()
-    patch.setenv("LAMBDA_MCP_APP", str(ROOT / "examples/conformance/server.py"))
-    patch.setenv("LAMBDA_MCP_STATE_KEY", "event-test-key")
-    asyncio.set_event_loop(asyncio.new_event_loop())
-    sys.modules.pop("lambda_mcp.entrypoints.http", None)
-    module = importlib.import_module("lambda_mcp.entrypoints.http")
-    yield module.handler
-    sys.modules.pop("lambda_mcp.entrypoints.http", None)
-    patch.undo()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield _handler(state_key=b"event-test-key")
+    asyncio.set_event_loop(None)
+    loop.close()
 
 
 def _load(source: str, name: str, session: str | None = None) -> dict[str, Any]:
@@ -94,13 +100,16 @@ def test_the_events_are_valid_json_for_sam_local_invoke() -> None:
 
 
 def test_a_session_answers_only_the_principal_that_started_it(handler: Handler) -> None:
+    handler = _handler(state_key=b"event-test-key", auth="gateway")
+
     def as_user(event: dict[str, Any], sub: str) -> dict[str, Any]:
-        event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": sub}, "scopes": []}}
+        claims = {"iss": "https://issuer.example.com", "sub": sub}
+        event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": []}}
         return event
 
     started = handler(as_user(_load("http-api-v2", "initialize"), "alice"), LambdaContext())
     session = {k.lower(): v for k, v in started["headers"].items()}["mcp-session-id"]
     call = _load("http-api-v2", "legacy_tools_call", session)
     assert handler(as_user(json.loads(json.dumps(call)), "bob"), LambdaContext())["statusCode"] == 404
-    assert handler(json.loads(json.dumps(call)), LambdaContext())["statusCode"] == 404  # anonymous
+    assert handler(json.loads(json.dumps(call)), LambdaContext())["statusCode"] == 401  # no identity: fails closed
     assert handler(as_user(call, "alice"), LambdaContext())["statusCode"] == 200

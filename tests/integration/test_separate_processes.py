@@ -28,7 +28,7 @@ def _invoke(endpoint: str, table: str, event: str, session_id: str | None = None
     args += ["--aws-endpoint", endpoint, "--table", table]
     if session_id:
         args += ["--session-id", session_id]
-    env = {**os.environ, "LAMBDA_MCP_STATE_KEY": "shared-by-every-instance"}
+    env = {**os.environ, "LAMBDA_MCP_STATE_KEY": "shared-by-every-instance", "LAMBDA_MCP_AUTH": "gateway"}
     done = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout)

@@ -59,6 +59,8 @@ class MCPTestClient:
             transport=httpx.ASGITransport(app=create_app(kit)), base_url="http://127.0.0.1:8000"
         )
         self.session_id: str | None = None
+        self.headers: dict[str, str] = {}
+        """Sent with every request (e.g. `authorization`), under the request's own headers."""
         self.version = "2025-11-25"
         self._ids = 0
 
@@ -70,7 +72,7 @@ class MCPTestClient:
         return self._ids
 
     async def send(self, method: str, content: bytes | str, headers: dict[str, str] | None = None) -> Exchange:
-        request_headers = {"content-type": "application/json", "accept": ACCEPT, **(headers or {})}
+        request_headers = {"content-type": "application/json", "accept": ACCEPT, **self.headers, **(headers or {})}
         response = await self.http.request(method, "/mcp", content=content, headers=request_headers)
         lowered = {k.lower(): v for k, v in request_headers.items()}
         lowered.setdefault("host", "127.0.0.1:8000")

@@ -29,9 +29,10 @@ class ServerProcess:
         env: dict[str, str] | None = None,
         log: Path | None = None,
         cwd: Path = ROOT,
+        path: str = "/mcp",
     ) -> None:
         self.port = port
-        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.url = f"http://127.0.0.1:{port}{path}"
         self._log = log or Path(os.devnull)
         self._handle = self._log.open("ab")
         self.process = subprocess.Popen(
@@ -86,10 +87,12 @@ def lambda_mcp_dev(
     aws_endpoint: str | None = None,
     env: dict[str, str] | None = None,
     extra_args: list[str] | None = None,
+    port: int | None = None,
+    path: str = "/mcp",
 ) -> ServerProcess:
     """`lambda-mcp dev TARGET [--lambda] [--aws local --data-dir DIR]`, optionally with every response
     schema-checked into `validate_into`."""
-    port = free_port()
+    port = port or free_port()
     env = dict(env or {})
     if validate_into is not None:
         args = [sys.executable, str(ROOT / "tests/support/validating_server.py"), target, str(port)]
@@ -102,4 +105,4 @@ def lambda_mcp_dev(
         args += ["--aws", "local", "--data-dir", str(aws_data_dir)]
     if aws_endpoint is not None:
         args += ["--aws-endpoint", aws_endpoint]
-    return ServerProcess(args + (extra_args or []), port, env, log)
+    return ServerProcess(args + (extra_args or []), port, env, log, path=path)

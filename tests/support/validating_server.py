@@ -89,6 +89,8 @@ def _serve(target: str, port: int) -> None:
 
         def invoke(self: Any, event: dict[str, Any]) -> dict[str, Any]:
             result = real_invoke(self, event)
+            if "headers" not in event:  # the REST API's token authorizer, not the MCP endpoint
+                return result
             body = base64.b64decode(event["body"]) if event.get("body") else b""
             payload = result.get("body") or ""
             data = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
@@ -108,7 +110,7 @@ def _serve(target: str, port: int) -> None:
         from lambda_mcp.loader import load_app
         from lambda_mcp.transport.app import create_app
 
-        kit = build_kit(load_app(target), Settings.from_env(), streaming=True, local=True)
+        kit = build_kit(load_app(target), Settings.from_env(default_auth="none"), streaming=True, local=True)
         print(f"validating dev server on 127.0.0.1:{port}", flush=True)
         uvicorn.run(ValidatingMiddleware(create_app(kit)), host="127.0.0.1", port=port, log_level="warning")
 

@@ -34,6 +34,9 @@ from ..server.context import (
     InputRequired,
     StartTask,
 )
+from ..server.prompts import Prompt
+from ..server.resources import Resource
+from ..server.tools import Tool
 from ..storage.ports import SessionStore
 from ..storage.records import SessionRecord
 from ..tasks.model import TaskRecord
@@ -234,19 +237,23 @@ class Dispatcher:
         return result
 
     async def _tools_list(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-        tools = [shaping.tool(t.definition, scope.version) for t in self.app.tools.values()]
+        tools = [shaping.tool(t.definition, scope.version) for t in self.app.tools.values() if _visible(t, scope)]
         return self._page("tools", tools, params)
 
     async def _resources_list(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-        items = [shaping.resource(r.definition, scope.version) for r in self.app.resources.values()]
+        items = [
+            shaping.resource(r.definition, scope.version) for r in self.app.resources.values() if _visible(r, scope)
+        ]
         return self._page("resources", items, params)
 
     async def _templates_list(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-        items = [shaping.template(r.definition, scope.version) for r in self.app.templates.values()]
+        items = [
+            shaping.template(r.definition, scope.version) for r in self.app.templates.values() if _visible(r, scope)
+        ]
         return self._page("resourceTemplates", items, params)
 
     async def _prompts_list(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-        items = [shaping.prompt(p.definition, scope.version) for p in self.app.prompts.values()]
+        items = [shaping.prompt(p.definition, scope.version) for p in self.app.prompts.values() if _visible(p, scope)]
         return self._page("prompts", items, params)
 
     # -- calls that run user code ---------------------------------------------------------
@@ -304,14 +311,12 @@ class Dispatcher:
 
     async def _resources_read(self, params: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         uri = _string(params, "uri")
-        for resource in (*self.app.resources.values(), *self.app.templates.values()):
-            variables = resource.match(uri)
-            if variables is not None:
-                break
-        else:
+        found = self.app.resource_for(uri)
+        if found is None:
             if scope.era == "modern":
                 raise invalid_params(f"Resource not found: {uri}", {"uri": uri})
             raise MCPError(RESOURCE_NOT_FOUND_LEGACY, f"Resource not found: {uri}", {"uri": uri})
+        resource, variables = found
 
         async def read(ctx: Context) -> dict[str, Any]:
             return {"contents": await resource.read(uri, variables, ctx)}
@@ -397,6 +402,7 @@ class Dispatcher:
             meta=meta,
             session_id=scope.session.session_id if scope.session else None,
             principal=scope.principal,
+            scopes=scope.scopes,
             emit=emit,
             input_channel=channel,
             log_level=log_level,
@@ -426,6 +432,11 @@ def _raise_task_started(channel: ModernInput | None) -> Callable[[], Awaitable[N
         raise _TaskStarted(dict(channel.answers) if channel is not None else {})
 
     return start
+
+
+def _visible(item: Tool | Resource | Prompt, scope: RequestScope) -> bool:
+    """Lists show what the caller's scopes allow (everything when scopes are not enforced)."""
+    return scope.scopes is None or item.scopes <= scope.scopes
 
 
 def _string(params: dict[str, Any], key: str) -> str:

@@ -44,6 +44,8 @@ class RequestScope:
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     session: SessionRecord | None = None
     principal: str | None = None
+    scopes: frozenset[str] | None = None
+    """What the caller's token grants; None when scopes are not enforced (auth `none`)."""
     send: Callable[[dict[str, Any]], Awaitable[None]] = _drop
     server_request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
     is_cancelled: Callable[[], bool] = _never

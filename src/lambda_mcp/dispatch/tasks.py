@@ -143,6 +143,7 @@ class TaskMethods:
                 log_level=((scope.session.log_level if scope.session else None) or "debug")
                 if scope.era == "legacy"
                 else None,
+                scopes=sorted(scope.scopes) if scope.scopes is not None else None,
             )
         except SubmitFailed as exc:
             raise MCPError(INTERNAL_ERROR, "The task could not be queued for execution; try again") from exc
@@ -324,6 +325,7 @@ class TaskMethods:
             request_id=record.task_id,
             client_capabilities=record.client_capabilities,
             principal=record.owner.removeprefix("principal:") if record.owner.startswith("principal:") else None,
+            scopes=frozenset(record.scopes) if record.scopes is not None else None,
             send=notify,
             is_cancelled=is_cancelled,
         )

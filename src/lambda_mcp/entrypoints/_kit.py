@@ -15,7 +15,7 @@ from ..loader import load_app
 
 @functools.cache
 def lambda_kit() -> Kit:
-    settings = Settings.from_env()
+    settings = Settings.from_env(default_auth="none")  # the HTTP entrypoint insists on a choice
     if not settings.app:
         raise RuntimeError("set LAMBDA_MCP_APP to the app to serve, e.g. app.py:app")
     return build_kit(load_app(settings.app), settings, streaming=False)

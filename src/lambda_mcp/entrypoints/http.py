@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from mangum import Mangum
 
+from ..config import require_auth_choice
 from ..transport.app import create_app
 from ._kit import lambda_kit
 
+require_auth_choice()  # LAMBDA_MCP_AUTH: jwt, gateway, or none for a public endpoint
 kit = lambda_kit()
+kit.access.guard  # noqa: B018 (build the auth guard now: a bad setting fails the cold start, not a request)
 app = create_app(kit)
 handler = Mangum(app, lifespan="off")

@@ -11,7 +11,7 @@ from ..transport.app import create_app
 def serve(target: str, host: str, port: int) -> None:
     import uvicorn
 
-    settings = Settings.from_env()
+    settings = Settings.from_env(default_auth="none")
     kit = build_kit(load_app(target), settings, streaming=True, local=True)
     state = f"state in DynamoDB table {settings.table_name}" if settings.table_name else "in-memory state"
     print(f"lambda-mcp dev: serving {kit.app.name} on http://{host}:{port}/mcp ({state}, streaming)", flush=True)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .apigw import LambdaContext
+from .context import LambdaContext
 
 logger = logging.getLogger("lambda_mcp.local")
 Handler = Callable[[dict[str, Any], Any], Any]

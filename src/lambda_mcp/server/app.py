@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal, TypeVar
 
 from .changes import ChangeFeed
@@ -72,6 +72,7 @@ class MCPApp:
         execution: dict[str, Any] | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
         defer_task: bool = False,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a tool. The input schema comes from the type hints unless `input_schema` is given
         (then it is served exactly as written and arguments are passed through unvalidated).
@@ -80,6 +81,9 @@ class MCPApp:
         supports them and synchronously otherwise; `required` tools only run as tasks. With
         `defer_task=True` the call runs inline (answering MRTR rounds) until the tool calls
         `ctx.start_task()`.
+
+        `scopes`: OAuth scopes a caller's token must grant to see and call the tool (auth `jwt` or
+        `gateway`); a call without them is answered 403 `insufficient_scope`.
         """
         if task_support is not None:
             execution = {**(execution or {}), "taskSupport": task_support}
@@ -99,6 +103,7 @@ class MCPApp:
                 execution=execution,
             )
             tool.defer_task = defer_task
+            tool.scopes = frozenset(scopes)
             self.tools[tool.name] = tool
             return fn
 
@@ -116,8 +121,10 @@ class MCPApp:
         icons: list[dict[str, Any]] | None = None,
         size: int | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
-        """Register a resource at `uri`, or a URI template when `uri` contains `{var}` parts."""
+        """Register a resource at `uri`, or a URI template when `uri` contains `{var}` parts. `scopes`:
+        OAuth scopes a caller needs to see, read and subscribe to it."""
 
         def register(fn: F) -> F:
             resource = build_resource(
@@ -132,6 +139,7 @@ class MCPApp:
                 size=size,
                 meta=meta,
             )
+            resource.scopes = frozenset(scopes)
             (self.templates if resource.is_template else self.resources)[uri] = resource
             return fn
 
@@ -146,8 +154,10 @@ class MCPApp:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         arguments: dict[str, str] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
-        """Register a prompt; its arguments are the function's parameters (`arguments` adds descriptions)."""
+        """Register a prompt; its arguments are the function's parameters (`arguments` adds descriptions).
+        `scopes`: OAuth scopes a caller needs to see and get it."""
 
         def register(fn: F) -> F:
             prompt = build_prompt(
@@ -159,6 +169,7 @@ class MCPApp:
                 meta=meta,
                 argument_descriptions=arguments,
             )
+            prompt.scopes = frozenset(scopes)
             self.prompts[prompt.name] = prompt
             return fn
 
@@ -181,6 +192,42 @@ class MCPApp:
     async def notify_resource_updated(self, uri: str) -> None:
         """Announce that the resource at `uri` changed."""
         await self.changes.publish("resource", uri)
+
+    # -- scopes ---------------------------------------------------------------------------
+    def scopes_for(self, method: str, params: dict[str, Any]) -> frozenset[str]:
+        """The scopes a request needs for what it names (a tool, prompt or resource); empty otherwise."""
+        name = params.get("name")
+        if method == "tools/call" and isinstance(name, str) and name in self.tools:
+            return self.tools[name].scopes
+        if method == "prompts/get" and isinstance(name, str) and name in self.prompts:
+            return self.prompts[name].scopes
+        uri = params.get("uri")
+        if method in ("resources/read", "resources/subscribe") and isinstance(uri, str):
+            found = self.resource_for(uri)
+            return found[0].scopes if found is not None else frozenset()
+        ref = params.get("ref")
+        if method == "completion/complete" and isinstance(ref, dict) and ref.get("type") == "ref/prompt":
+            prompt = self.prompts.get(ref.get("name"))  # type: ignore[arg-type]
+            return prompt.scopes if prompt is not None else frozenset()
+        return frozenset()
+
+    def scopes_supported(self) -> frozenset[str]:
+        """Every scope a tool, resource or prompt names (advertised in the protected resource metadata)."""
+        registered: list[Tool | Resource | Prompt] = [
+            *self.tools.values(),
+            *self.resources.values(),
+            *self.templates.values(),
+            *self.prompts.values(),
+        ]
+        return frozenset(scope for item in registered for scope in item.scopes)
+
+    def resource_for(self, uri: str) -> tuple[Resource, dict[str, str]] | None:
+        """The resource (or template) serving `uri`, with the template's variables."""
+        for resource in (*self.resources.values(), *self.templates.values()):
+            variables = resource.match(uri)
+            if variables is not None:
+                return resource, variables
+        return None
 
     # -- what the server advertises -------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:

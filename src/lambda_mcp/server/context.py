@@ -76,6 +76,7 @@ class Context:
         notify_changed: Callable[[str, str | None], Awaitable[None]] | None = None,
         start_task: Callable[[], Awaitable[None]] | None = None,
         task_id: str | None = None,
+        scopes: frozenset[str] | None = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -84,6 +85,9 @@ class Context:
         self.meta = meta
         self.session_id = session_id
         self.principal = principal
+        """Who is calling (`<issuer>#<subject>`, an IAM ARN, ...); None when auth is `none`."""
+        self.scopes = scopes
+        """The OAuth scopes the caller's token grants; None when auth is `none` (nothing is enforced)."""
         self._emit = emit
         self._input = input_channel
         self._log_level = log_level

@@ -21,6 +21,8 @@ class Prompt:
     definition: dict[str, Any]
     context_param: str | None
     required: tuple[str, ...]
+    scopes: frozenset[str] = frozenset()
+    """OAuth scopes a caller needs to see and get it."""
 
     async def get(self, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         missing = [arg for arg in self.required if arg not in arguments]

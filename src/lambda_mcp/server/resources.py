@@ -24,6 +24,8 @@ class Resource:
     context_param: str | None
     pattern: re.Pattern[str] | None = None
     mime_type: str | None = None
+    scopes: frozenset[str] = frozenset()
+    """OAuth scopes a caller needs to see, read and subscribe to it."""
 
     @property
     def is_template(self) -> bool:

@@ -43,6 +43,8 @@ class Tool:
     """Mcp-Param-<Name> header name (lower-cased) -> argument name, from `x-mcp-header` properties."""
     defer_task: bool = False
     """The call runs inline until the tool calls `ctx.start_task()` (MRTR rounds first, then the task)."""
+    scopes: frozenset[str] = frozenset()
+    """OAuth scopes a caller needs to see and call it."""
 
     @property
     def task_support(self) -> str:

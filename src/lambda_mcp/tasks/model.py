@@ -34,7 +34,8 @@ def new_task_id() -> str:
 class TaskRecord:
     task_id: str
     owner: str
-    """Who may see it: `principal:<sub>` when authenticated, else `session:<id>`, else `task:<id>` (id only)."""
+    """Who may see it: `principal:<principal>` when authenticated, else `session:<id>`, else `anonymous`
+    (then the unguessable task id is the only handle)."""
     method: str
     params: dict[str, Any]
     created_at: float
@@ -60,6 +61,8 @@ class TaskRecord:
     log_level: str | None = None
     """The legacy session's log level when the task was created (None: the run sends no logs)."""
     protocol_version: str | None = None
+    scopes: list[str] | None = None
+    """The OAuth scopes the creating request's token granted (None: auth `none`); the run sees them."""
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     lease_owner: str | None = None
     lease_expires_at: float = 0.0

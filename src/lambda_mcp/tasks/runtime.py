@@ -107,6 +107,7 @@ class TaskRuntime:
         session_id: str | None = None,
         request_id: str | int | None = None,
         log_level: str | None = None,
+        scopes: list[str] | None = None,
     ) -> TaskRecord:
         """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
         if self.executor is None:
@@ -132,6 +133,7 @@ class TaskRuntime:
             session_id=session_id,
             request_id=request_id,
             log_level=log_level,
+            scopes=scopes,
             progress_token=progress_token if isinstance(progress_token, str | int) else None,
             due_at=now + self.requeue_after_seconds,
         )

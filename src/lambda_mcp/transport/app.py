@@ -1,4 +1,4 @@
-"""`create_app(kit)`: the Starlette application serving `/mcp` (and a health check)."""
+"""`create_app(kit)`: the Starlette application serving `/mcp`, its metadata documents and a health check."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..auth.metadata import AUTHORIZATION_SERVER_METADATA, WELL_KNOWN
+
 if TYPE_CHECKING:
     from ..kit import Kit
 
@@ -18,9 +20,15 @@ async def _health(request: Request) -> JSONResponse:
 
 
 def create_app(kit: Kit, path: str = "/mcp") -> Starlette:
+    """`/mcp` (every method: the endpoint answers 405 itself), the protected resource metadata at both
+    well-known forms, the authorization server metadata for 2025-03-26 clients, and `/healthz`."""
+    access = kit.access
     return Starlette(
         routes=[
-            Route(path, kit.endpoint, methods=["GET", "POST", "DELETE"]),
+            Route(path, kit.endpoint),
+            Route(WELL_KNOWN + path, access.protected_resource, methods=["GET"]),
+            Route(WELL_KNOWN, access.protected_resource, methods=["GET"]),
+            Route(AUTHORIZATION_SERVER_METADATA, access.authorization_server, methods=["GET"]),
             Route("/healthz", _health, methods=["GET"]),
         ]
     )

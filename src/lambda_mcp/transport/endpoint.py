@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from ..auth.identity import Identity
 from ..config import Settings
 from ..dispatch.dispatcher import META_CAPABILITIES, META_VERSION, Dispatcher
 from ..dispatch.scope import RequestScope, WaitInterrupted, WaitProgress
@@ -35,8 +36,8 @@ from ..storage.ports import CallStore, ChangeLog, EventLog, SessionStore, cursor
 from ..storage.records import Change, SessionRecord
 from . import headers as mcp_headers
 from . import security, sse, waits
+from .access import Access
 from .calls import LiveCall, PendingRequests
-from .principal import principal_of
 from .replies import error_reply, json_reply, sse_reply, unknown_event_id
 from .resumable import PREFIX as CALL_PREFIX
 from .resumable import ResumableCalls
@@ -83,7 +84,30 @@ def _is_cursor(text: str) -> bool:
     return len(moment) == 17 and moment.isdigit() and (suffix == "" or suffix.isalnum())
 
 
-def _session_scope(session: SessionRecord) -> RequestScope:
+def _classified(item: object) -> Message | None:
+    try:
+        return jsonrpc.classify(item)
+    except MCPError:
+        return None
+
+
+def _caller(request: Request) -> Identity | None:
+    """Who sent the request (set by the endpoint's gate; None when auth is `none`)."""
+    identity: Identity | None = request.state.identity
+    return identity
+
+
+def _principal(request: Request) -> str | None:
+    identity = _caller(request)
+    return identity.principal if identity is not None else None
+
+
+def _scopes(request: Request) -> frozenset[str] | None:
+    identity = _caller(request)
+    return identity.scopes if identity is not None else None
+
+
+def _session_scope(session: SessionRecord, request: Request) -> RequestScope:
     """The scope of a request on a live legacy session (its principal was checked against the caller)."""
     return RequestScope(
         era="legacy",
@@ -91,6 +115,7 @@ def _session_scope(session: SessionRecord) -> RequestScope:
         client_capabilities=session.client_capabilities,
         session=session,
         principal=session.principal,
+        scopes=_scopes(request),
     )
 
 
@@ -109,8 +134,10 @@ class MCPEndpoint:
         default_origins: tuple[str, ...] = (),
         calls: CallStore | None = None,
         changes: ChangeLog | None = None,
+        access: Access,
     ) -> None:
         self.dispatcher = dispatcher
+        self.access = access
         self.app = dispatcher.app
         self.sessions = sessions
         self.events = events
@@ -137,13 +164,17 @@ class MCPEndpoint:
         refused = self._check_host_and_origin(request)
         if refused is not None:
             return refused
+        if request.method not in ("POST", "GET", "DELETE"):
+            return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        caller = await self.access.authenticate(request)
+        if isinstance(caller, Response):
+            return caller
+        request.state.identity = caller
         if request.method == "POST":
             return await self._post(request)
         if request.method == "GET":
             return await self._get(request)
-        if request.method == "DELETE":
-            return await self._delete(request)
-        return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        return await self._delete(request)
 
     # -- security -------------------------------------------------------------------------
     def _check_host_and_origin(self, request: Request) -> Response | None:
@@ -181,9 +212,25 @@ class MCPEndpoint:
         except MCPError as exc:
             rid = exc.data.get("id") if isinstance(exc.data, dict) else None
             return error_reply(400, exc.code, exc.message, rid)
+        refused = self._check_scopes(request, [message])
+        if refused is not None:
+            return refused
         if self._is_modern(request, message):
             return await self._modern(request, message)
         return await self._legacy(request, message)
+
+    def _check_scopes(self, request: Request, messages: list[Message]) -> Response | None:
+        """403 `insufficient_scope` when a message names a tool, prompt or resource the token may not use."""
+        identity = _caller(request)
+        if identity is None:
+            return None
+        needed: frozenset[str] = frozenset()
+        for message in messages:
+            if message.kind != "response":
+                needed |= self.app.scopes_for(message.method, message.params or {})
+        if identity.allows(needed):
+            return None
+        return self.access.forbidden(request, needed, messages[0].id if len(messages) == 1 else None)
 
     def _too_large(self) -> Response:
         limit = self.settings.max_body_bytes
@@ -243,7 +290,8 @@ class MCPEndpoint:
             era="modern",
             version=version,
             client_capabilities=meta[META_CAPABILITIES],
-            principal=principal_of(request.scope),
+            principal=_principal(request),
+            scopes=_scopes(request),
         )
         if message.method == "subscriptions/listen":
             return await self._listen(request, message, scope)
@@ -301,22 +349,22 @@ class MCPEndpoint:
         header_version = request.headers.get("mcp-protocol-version")
         if header_version is not None and header_version.strip() not in versions.LEGACY_VERSIONS:
             return error_reply(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
-        principal = principal_of(request.scope)
+        principal = _principal(request)
         if message.method == "initialize" and message.kind == "request":
-            scope = RequestScope(era="legacy", version=versions.LEGACY[0], principal=principal)
+            scope = RequestScope(era="legacy", version=versions.LEGACY[0], principal=principal, scopes=_scopes(request))
             return await self._run(request, message, scope)
         found = await self._session(request, principal)
         if isinstance(found, Response):
             return found
         session = found
         if message.kind == "response":
-            await self._answer(session, message.raw)
+            await self._answer(request, session, message.raw)
             return Response(status_code=202)
         if message.kind == "notification":
             if message.method == "notifications/cancelled":
-                await self._cancel(session, (message.params or {}).get("requestId"))
+                await self._cancel(request, session, (message.params or {}).get("requestId"))
             return Response(status_code=202)
-        scope = _session_scope(session)
+        scope = _session_scope(session, request)
         return await self._run(request, message, scope)
 
     async def _session(self, request: Request, principal: str | None) -> SessionRecord | Response:
@@ -331,18 +379,18 @@ class MCPEndpoint:
             await self.sessions.touch(session_id, now, now + self.settings.session_ttl_seconds)
         return session
 
-    async def _answer(self, session: SessionRecord, response: dict[str, Any]) -> None:
+    async def _answer(self, request: Request, session: SessionRecord, response: dict[str, Any]) -> None:
         """The client's response to a server-to-client request: to a live call here, to a task's input
         request, or to a suspended call (buffered)."""
         if self.pending.resolve(session.session_id, response):
             return
         tasks = self.dispatcher.task_methods
-        if tasks is not None and await tasks.answer_input(_session_scope(session), response):
+        if tasks is not None and await tasks.answer_input(_session_scope(session, request), response):
             return
         if not self.streaming:
             await self.resumable.answer(session.session_id, response)
 
-    async def _cancel(self, session: SessionRecord, request_id: object) -> None:
+    async def _cancel(self, request: Request, session: SessionRecord, request_id: object) -> None:
         """`notifications/cancelled`: stop the request wherever it runs (here, another instance, the worker)."""
         if not isinstance(request_id, str | int) or isinstance(request_id, bool):
             return
@@ -353,7 +401,7 @@ class MCPEndpoint:
             await self.resumable.cancel(session.session_id, request_id)
         tasks = self.dispatcher.task_methods
         if tasks is not None:
-            await tasks.cancel_created_by(_session_scope(session), request_id)
+            await tasks.cancel_created_by(_session_scope(session, request), request_id)
 
     async def _batch(self, request: Request, items: list[Any]) -> Response:
         """2025-03-26 batches: each member answered in one JSON array (or 202 if none needed answers)."""
@@ -362,10 +410,13 @@ class MCPEndpoint:
             return error_reply(
                 400, INVALID_REQUEST, "Invalid Request: batches are only accepted from 2025-03-26 clients"
             )
-        found = await self._session(request, principal_of(request.scope))
+        found = await self._session(request, _principal(request))
         if isinstance(found, Response):
             return found
         session = found
+        refused = self._check_scopes(request, [m for m in map(_classified, items) if m is not None])
+        if refused is not None:  # the whole batch: nothing in it runs
+            return refused
         answers: list[dict[str, Any]] = []
         for item in items:
             try:
@@ -375,10 +426,10 @@ class MCPEndpoint:
                 answers.append(jsonrpc.error_message(rid, exc.to_error()))
                 continue
             if message.kind == "response":
-                await self._answer(session, message.raw)
+                await self._answer(request, session, message.raw)
             elif message.kind == "notification":
                 if message.method == "notifications/cancelled":
-                    await self._cancel(session, (message.params or {}).get("requestId"))
+                    await self._cancel(request, session, (message.params or {}).get("requestId"))
             elif message.method == "initialize":
                 answers.append(
                     jsonrpc.error_message(
@@ -386,7 +437,7 @@ class MCPEndpoint:
                     )
                 )
             else:
-                scope = _session_scope(session)
+                scope = _session_scope(session, request)
                 response, _ = await self.dispatcher.handle(message, scope)
                 if response is not None:
                     answers.append(response)
@@ -546,7 +597,7 @@ class MCPEndpoint:
             return unknown_event_id()
         if await self.resumable.cancelled(session.session_id, message.id):
             return sse_reply(b"")  # no response: it was cancelled
-        scope = _session_scope(session)
+        scope = _session_scope(session, request)
         saved = event.message.get("wait") if isinstance(event.message, dict) else None
         if isinstance(saved, dict):
             scope.wait_progress = WaitProgress(int(saved.get("relayed", 0)), list(saved.get("asked", [])))
@@ -556,14 +607,14 @@ class MCPEndpoint:
     async def _get(self, request: Request) -> Response:
         if "mcp-session-id" not in request.headers:
             return Response(status_code=405, headers={"Allow": "POST"})
-        found = await self._session(request, principal_of(request.scope))
+        found = await self._session(request, _principal(request))
         if isinstance(found, Response):
             return found
         session = found
         last_event_id = request.headers.get("last-event-id")
         if not self.streaming:
             if last_event_id and last_event_id.startswith(CALL_PREFIX):
-                return await self.resumable.resume(request, _session_scope(session), last_event_id)
+                return await self.resumable.resume(request, _session_scope(session, request), last_event_id)
             if last_event_id and last_event_id.startswith(CHANGES_PREFIX):
                 cursor = last_event_id[len(CHANGES_PREFIX) :]
                 if not _is_cursor(cursor):
@@ -653,7 +704,7 @@ class MCPEndpoint:
             if request.headers.get("mcp-protocol-version", "").strip() in versions.MODERN_VERSIONS:
                 return Response(status_code=405, headers={"Allow": "POST"})
             return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header")
-        found = await self._session(request, principal_of(request.scope))
+        found = await self._session(request, _principal(request))
         if isinstance(found, Response):
             return found
         await self.sessions.terminate(found.session_id)

@@ -1,0 +1,64 @@
+"""Who is calling: the authenticated `Identity` of one request, and how its principal string is made.
+
+The principal is what sessions, tasks, suspended calls and sealed `requestState` are bound to. It
+names the issuer as well as the subject, so equal `sub`s from two issuers never meet (a token without
+`sub` is bound to its client):
+
+| source | principal |
+|---|---|
+| a JWT (validated by the kit or an API Gateway authorizer) | `<iss>#<sub>`, or `<iss>#client:<client_id>` |
+| an IAM-signed request | the caller's ARN |
+| a Lambda authorizer | `lambda-authorizer#<principalId>` |
+
+An issuer identifier has no fragment (RFC 8414 §2), so the `#` cannot be ambiguous.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An authenticated caller. `scopes` is what its token grants; `None` when scopes are not enforced
+    (auth `none`), which lets every scope-protected tool, resource and prompt through."""
+
+    principal: str
+    scopes: frozenset[str] | None = frozenset()
+    claims: Mapping[str, Any] = field(default_factory=dict)
+
+    def allows(self, needed: frozenset[str]) -> bool:
+        return self.scopes is None or needed <= self.scopes
+
+    def missing(self, needed: frozenset[str]) -> frozenset[str]:
+        return frozenset() if self.scopes is None else needed - self.scopes
+
+
+def jwt_principal(claims: Mapping[str, Any]) -> str | None:
+    """`<iss>#<sub>` for a token's claims (`<iss>#client:<client_id>` when it has no subject); None when
+    the claims name neither an issuer nor a subject or client."""
+    issuer = claims.get("iss")
+    if not isinstance(issuer, str) or not issuer:
+        return None
+    subject = claims.get("sub")
+    if isinstance(subject, str) and subject:
+        return f"{issuer}#{subject}"
+    client = claims.get("client_id") or claims.get("azp")
+    if isinstance(client, str) and client:
+        return f"{issuer}#client:{client}"
+    return None
+
+
+def scopes_of(value: object) -> frozenset[str]:
+    """Scopes from a `scope` claim (space-separated text), an `scp` list, or API Gateway's stringified
+    list (`"[a b]"`)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1].replace(",", " ")
+        return frozenset(part for part in text.split() if part)
+    if isinstance(value, list | tuple):
+        return frozenset(item for item in value if isinstance(item, str) and item)
+    return frozenset()
