@@ -160,3 +160,16 @@ async def test_auth_none_enforces_no_scopes(issuer: LocalIssuer) -> None:
         assert (await mcp.send("GET", b"", {})).status == 405  # no session: auth none adds nothing in front
     finally:
         await mcp.close()
+
+
+async def test_refusals_are_logged_at_info_without_the_token(
+    mcp: MCPTestClient, issuer: LocalIssuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = issuer.token("https://elsewhere.example.com/mcp")
+    with caplog.at_level("INFO", logger="lambda_mcp.auth"):
+        refused = await mcp.modern("tools/list", headers={"authorization": f"Bearer {token}"})
+    assert refused.status == 401
+    (record,) = [r for r in caplog.records if r.name == "lambda_mcp.auth"]
+    assert record.levelname == "INFO" and "refused POST /mcp with 401 (invalid_token)" in record.getMessage()
+    assert "audience" in record.getMessage()
+    assert token not in caplog.text and token.split(".")[1] not in caplog.text
