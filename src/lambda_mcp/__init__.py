@@ -10,5 +10,13 @@ from .protocol.errors import MCPError
 from .server.app import MCPApp
 from .server.context import CancelledByClient, ClientError, Context
 
-__version__ = "0.1.0"
 __all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "__version__"]
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed distribution (pyproject.toml is its only source) on first use."""
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("lambda-mcp")
+    raise AttributeError(f"module 'lambda_mcp' has no attribute {name!r}")

@@ -8,14 +8,18 @@ from dataclasses import dataclass
 from .config import Settings
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.request_state import StateSealer
+from .dispatch.runner import HandlerRunner
 from .server.app import MCPApp
 from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
 from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
-from .tasks.runtime import Executor, InProcessExecutor, TaskRuntime
+from .tasks.runtime import Execute, Executor, InProcessExecutor, TaskRuntime
 from .transport.access import Access
-from .transport.endpoint import MCPEndpoint
+from .transport.buffered import BufferedTransport
+from .transport.endpoint import MCPEndpoint, Transport
+from .transport.front import Front
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
+from .transport.streaming import StreamingTransport
 
 
 @dataclass
@@ -67,42 +71,48 @@ def build_kit(
     app.changes.log = changes
     sessions = sessions or InMemorySessionStore()
     events = events or InMemoryEventLog()
-    tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events)
-    dispatcher = Dispatcher(app, sessions, StateSealer(key), session_ttl=settings.session_ttl_seconds, tasks=tasks)
+    runner = HandlerRunner(app, StateSealer(key))
+    tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events, runner.execute_task)
+    dispatcher = Dispatcher(app, sessions, runner, session_ttl=settings.session_ttl_seconds, tasks=tasks)
     access = Access(app, settings)
-    endpoint = MCPEndpoint(
-        dispatcher,
+    front = Front(
+        app,
         sessions,
-        events,
         settings,
-        streaming=streaming,
+        access,
         default_hosts=LOOPBACK_HOSTS if local else (),
         default_origins=LOOPBACK_ORIGINS if local else (),
-        calls=calls,
-        changes=changes,
-        access=access,
     )
+    transport: Transport
+    if streaming:
+        transport = StreamingTransport(dispatcher, sessions, events, settings)
+    else:
+        transport = BufferedTransport(dispatcher, sessions, events, calls, changes, settings)
+    endpoint = MCPEndpoint(front, transport, dispatcher, sessions)
     return Kit(app, settings, sessions, events, dispatcher, endpoint, access, tasks)
 
 
-def _task_runtime(settings: Settings, streaming: bool, store: TaskStore, events: EventLog) -> TaskRuntime | None:
+def _task_runtime(
+    settings: Settings, streaming: bool, store: TaskStore, events: EventLog, execute: Execute
+) -> TaskRuntime | None:
     """Tasks run on the streaming dev server's own loop, or on the SQS worker when a queue is
     configured; with neither (a Lambda without a worker) no tasks are offered."""
     if not streaming and not settings.task_queue_url:
         return None
-    runtime = TaskRuntime(
-        store,
-        events=events,
-        max_ttl_ms=int(settings.task_max_ttl_seconds * 1000),
-        max_attempts=settings.task_max_attempts,
-    )
     executor: Executor
     if streaming:
-        executor = InProcessExecutor(runtime)
+        executor = InProcessExecutor(lambda task_id: runtime.run(task_id))
     else:
         from .tasks.sqs import SqsExecutor
 
         assert settings.task_queue_url is not None
         executor = SqsExecutor(settings.task_queue_url)
-    runtime.executor = executor
+    runtime = TaskRuntime(
+        store,
+        executor,
+        execute,
+        events=events,
+        max_ttl_ms=int(settings.task_max_ttl_seconds * 1000),
+        max_attempts=settings.task_max_attempts,
+    )
     return runtime

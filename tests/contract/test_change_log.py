@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from lambda_mcp.protocol.ids import change_cursor as cursor_at
 from lambda_mcp.storage import ChangeLog
-from lambda_mcp.storage.ports import cursor_at
 
 pytestmark = pytest.mark.anyio
 

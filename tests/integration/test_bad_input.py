@@ -209,7 +209,7 @@ async def test_an_exception_inside_the_kit_is_a_500_without_internals() -> None:
     async def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals")
 
-    kit.endpoint._post = explode  # type: ignore[method-assign]
+    kit.endpoint.front.read = explode  # type: ignore[method-assign]
     client = MCPTestClient(kit)
     try:
         exchange = await client.send("POST", b"{}")

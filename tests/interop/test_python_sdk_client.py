@@ -106,6 +106,9 @@ class _ServerPool:
             except RuntimeError as error:
                 self._startup_failures[server_mode] = f"{error}\n{log.read_text(errors='replace')[-4000:]}"
                 pytest.fail(self._startup_failures[server_mode])
+            if server_mode.endswith("--aws local") and "on dynamodb-local" not in server.output():
+                server.stop()  # never a silent fallback to moto: this mode is about DynamoDB Local
+                pytest.fail(f"--aws local did not start DynamoDB Local:\n{server.output()}")
             self._servers[server_mode] = server
         _fail_if_dead(server)
         return server

@@ -39,6 +39,7 @@ NOTIFICATION_TYPES = {
     "notifications/resources/list_changed": "ResourceListChangedNotification",
     "notifications/resources/updated": "ResourceUpdatedNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+    "notifications/elicitation/complete": "ElicitationCompleteNotification",
 }
 REQUEST_TYPES = {
     "sampling/createMessage": "CreateMessageRequest",
@@ -111,17 +112,20 @@ def message_errors(message: Any, version: str, method: str | None = None) -> lis
             problems += errors_for(result, version, "CreateTaskResult")
         elif not modern and method in LEGACY_TASK_RESULT_TYPES:
             problems += errors_for(result, version, LEGACY_TASK_RESULT_TYPES[method or ""])
-        else:
-            problems += errors_for(result, version, RESULT_TYPES.get(method or "", "Result"))
+        elif method in RESULT_TYPES:
+            problems += errors_for(result, version, RESULT_TYPES[method or ""])
+        else:  # every method the kit answers has its type: a result for anything else is a bug
+            problems.append(f"a result for {method!r}, which has no result type in {version}")
         if not modern and isinstance(result, dict) and "resultType" in result:
             problems.append(f"resultType sent to a {version} client")
         if not isinstance(message.get("id"), (str, int)):
             problems.append("response without a valid id")
         return problems
-    name = message.get("method")
-    if "id" in message:
-        return errors_for(message, version, REQUEST_TYPES.get(str(name), "JSONRPCRequest"))
-    return errors_for(message, version, NOTIFICATION_TYPES.get(str(name), "JSONRPCNotification"))
+    name = str(message.get("method"))
+    types = REQUEST_TYPES if "id" in message else NOTIFICATION_TYPES
+    if name not in types:
+        return [f"{'request' if 'id' in message else 'notification'} {name!r} is not one the server sends"]
+    return errors_for(message, version, types[name])
 
 
 def sse_messages(body: bytes) -> list[dict[str, Any]]:

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from lambda_mcp.protocol.ids import TaskStream
 from lambda_mcp.storage import InMemoryEventLog
 from lambda_mcp.tasks import InMemoryTaskStore, TaskRecord
-from lambda_mcp.tasks.runtime import Notify, Outcome, SubmitFailed, TaskRuntime, task_stream
+from lambda_mcp.tasks.runtime import Execute, Notify, Outcome, SubmitFailed, TaskRuntime
 
 pytestmark = pytest.mark.anyio
 
@@ -29,10 +30,14 @@ class Recorded:
         return None
 
 
-def _runtime(executor: Recorded, events: InMemoryEventLog | None = None, **options: Any) -> TaskRuntime:
-    runtime = TaskRuntime(InMemoryTaskStore(), events=events, **options)
-    runtime.executor = executor
-    return runtime
+async def _completes(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+    return Outcome("completed", result={"content": []})
+
+
+def _runtime(
+    executor: Recorded, events: InMemoryEventLog | None = None, execute: Execute = _completes, **options: Any
+) -> TaskRuntime:
+    return TaskRuntime(InMemoryTaskStore(), executor, execute, events=events, **options)
 
 
 async def _create(runtime: TaskRuntime, session_id: str | None = "s1") -> TaskRecord:
@@ -49,29 +54,27 @@ async def _create(runtime: TaskRuntime, session_id: str | None = "s1") -> TaskRe
 
 async def test_a_worker_run_writes_its_notifications_to_the_task_stream_of_the_session() -> None:
     events = InMemoryEventLog()
-    runtime = _runtime(Recorded(), events)
     progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
 
     async def execute(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
         await notify(progress)
         return Outcome("completed", result={"content": []})
 
-    runtime.execute = execute
+    runtime = _runtime(Recorded(), events, execute)
     task = await _create(runtime)
     assert await runtime.work(task.task_id, "w", lease_seconds=30) == "completed"
-    first = await events.append("s1", task_stream(task.task_id), None)  # the stream exists and holds the event
-    assert first.seq == 2
+    logged = await events.read("s1", TaskStream(task.task_id).format())
+    assert [(event.seq, event.message) for event in logged] == [(1, progress)]
+    assert await events.read("s2", TaskStream(task.task_id).format()) == []  # only the task's own session
     stored = await runtime.store.get(task.task_id, runtime.clock())
     assert stored is not None and stored.attempts == 1 and stored.lease_owner is None and stored.due_at == 0
 
 
 async def test_a_result_too_large_for_an_item_fails_the_task_with_a_clear_error() -> None:
-    runtime = _runtime(Recorded(), max_record_bytes=1000)
-
     async def execute(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
         return Outcome("completed", result={"content": [{"type": "text", "text": "x" * 2000}]})
 
-    runtime.execute = execute
+    runtime = _runtime(Recorded(), execute=execute, max_record_bytes=1000)
     task = await _create(runtime)
     assert await runtime.work(task.task_id, "w", lease_seconds=30) == "failed"
     stored = await runtime.store.get(task.task_id, runtime.clock())

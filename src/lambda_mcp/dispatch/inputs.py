@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..protocol import jsonrpc
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 from ..server.context import CallSuspended, ClientError, InputRequired
-from .scope import Resumption
+from .context import Ask, Resumption, Send
 
 _CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 
@@ -76,11 +76,7 @@ def _require_declared(request: dict[str, Any], capabilities: dict[str, Any]) -> 
 class LegacyStreamingInput:
     """Sends each request to the client on the call's stream and waits for its response POST."""
 
-    def __init__(
-        self,
-        capabilities: dict[str, Any],
-        server_request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]],
-    ) -> None:
+    def __init__(self, capabilities: dict[str, Any], server_request: Ask) -> None:
         self._capabilities = capabilities
         self._server_request = server_request
 
@@ -99,7 +95,7 @@ class LegacyBufferedInput:
         self,
         resumption: Resumption,
         capabilities: dict[str, Any],
-        send: Callable[[dict[str, Any]], Awaitable[None]],
+        send: Send,
     ) -> None:
         self._resumption = resumption
         self._capabilities = capabilities

@@ -15,9 +15,17 @@ def encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
+_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
 def decode(text: str) -> bytes:
-    """Raises ValueError for text that is not unpadded URL-safe base64."""
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Raises ValueError for text that `encode` did not make (other characters, padding, stray bits)."""
+    if not set(text) <= _ALPHABET or len(text) % 4 == 1:
+        raise ValueError("not unpadded base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if encode(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
 
 
 def encode_text(text: str) -> str:
@@ -43,4 +51,6 @@ def decode_request_id(encoded: str) -> RequestId | None:
         value = json.loads(decode(encoded))
     except ValueError:
         return None
-    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+    if not isinstance(value, str | int) or isinstance(value, bool) or encode_request_id(value) != encoded:
+        return None
+    return value

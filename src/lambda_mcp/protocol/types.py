@@ -36,14 +36,6 @@ class Icon(WireModel):
     theme: Literal["light", "dark"] | None = None
 
 
-class ToolAnnotations(WireModel):
-    title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
-
-
 class _Block(WireModel):
     annotations: Annotations | None = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, MCPError
+from ..protocol.names import LOG_LEVELS
 
 
 class InputRequired(Exception):
@@ -194,8 +195,6 @@ class Context:
         """`raise ctx.url_elicitation_required(...)`: end this request with -32042 (2025-11-25), naming a
         URL flow the user must complete before the client retries. On other revisions (no -32042) the
         same need is an ordinary URL elicitation: use `await ctx.elicit_url(...)`."""
-        from ..protocol.errors import URL_ELICITATION_REQUIRED, MCPError
-
         if not self._legacy_url_ids:
             return RuntimeError("-32042 exists only on 2025-11-25 sessions: use `await ctx.elicit_url(...)`")
         elicitation = {
@@ -235,8 +234,6 @@ class Context:
     def require(self, capability: str) -> None:
         """Fail the request with -32021 (2026) unless the client declared `capability` for it."""
         if capability not in self.client_capabilities:
-            from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
-
             raise MCPError(
                 MISSING_CLIENT_CAPABILITY,
                 f"This request needs the client capability {capability!r}",

@@ -7,8 +7,8 @@ import secrets
 import threading
 from typing import Any
 
+from ..protocol.ids import EventId, change_cursor, parse_event_id
 from .errors import ConflictError, NotFoundError
-from .ports import cursor_at
 from .records import CallRecord, Change, SessionRecord, StoredEvent
 
 
@@ -56,7 +56,7 @@ class InMemorySessionStore:
 
 
 class InMemoryEventLog:
-    """Event ids are `<stream>.<seq>.<nonce>`: the stream, its counter, and a nonce for uniqueness."""
+    """Event ids are `<stream>.<seq>.<nonce>` (`protocol.ids.EventId`): the stream, its counter, a nonce."""
 
     def __init__(self) -> None:
         self._streams: dict[tuple[str, str], list[StoredEvent]] = {}
@@ -66,12 +66,15 @@ class InMemoryEventLog:
         with self._lock:
             events = self._streams.setdefault((session_id, stream_id), [])
             seq = len(events) + 1
-            event = StoredEvent(stream_id, seq, f"{stream_id}.{seq}.{secrets.token_hex(4)}", message)
+            event = StoredEvent(stream_id, seq, EventId.new(stream_id, seq).format(), message)
             events.append(event)
             return event
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
-        stream_id = event_id.split(".", 1)[0]
+        parsed = parse_event_id(event_id)
+        if parsed is None:
+            return None
+        stream_id = parsed.stream
         with self._lock:
             events = list(self._streams.get((session_id, stream_id)) or [])
         for index, event in enumerate(events):
@@ -80,8 +83,11 @@ class InMemoryEventLog:
         return None
 
     async def get(self, session_id: str, event_id: str) -> StoredEvent | None:
+        parsed = parse_event_id(event_id)
+        if parsed is None:
+            return None
         with self._lock:
-            events = list(self._streams.get((session_id, event_id.split(".", 1)[0])) or [])
+            events = list(self._streams.get((session_id, parsed.stream)) or [])
         return next((event for event in events if event.event_id == event_id), None)
 
     async def read(self, session_id: str, stream_id: str, after_seq: int = 0) -> list[StoredEvent]:
@@ -145,7 +151,7 @@ class InMemoryChangeLog:
         self._lock = threading.Lock()
 
     async def publish(self, kind: str, uri: str | None, now: float) -> Change:
-        change = Change(cursor_at(now, secrets.token_hex(4)), kind, uri)
+        change = Change(change_cursor(now, secrets.token_hex(4)), kind, uri)
         with self._lock:
             self._entries = [(expires, c) for expires, c in self._entries if expires > now]
             self._entries.append((now + self._ttl, change))

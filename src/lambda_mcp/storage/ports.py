@@ -75,9 +75,3 @@ class ChangeLog(Protocol):
 
     async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
         """Live changes after `cursor`, oldest first."""
-
-
-def cursor_at(moment: float, suffix: str = "") -> str:
-    """A change-log cursor: microseconds since the epoch, zero-padded (sortable), then a tie-breaker.
-    `cursor_at(now)` reads what is published from now on."""
-    return f"{int(moment * 1_000_000):017d}-{suffix}"

@@ -9,7 +9,6 @@ status not being final), so a cancel and a completion racing each other end in e
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,11 +22,6 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 class InvalidTransition(Exception):
     """A status change the state machine does not allow (for example anything after a final status)."""
-
-
-def new_task_id() -> str:
-    """An unguessable id (192 random bits): ids may act as bearer handles."""
-    return secrets.token_urlsafe(24)
 
 
 @dataclass

@@ -14,16 +14,17 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.ids import TaskStream, new_task_id
 from ..storage.errors import ConflictError
 from ..storage.ports import EventLog
-from .model import TaskRecord, TaskStatus, new_task_id, transition
+from .model import TaskRecord, TaskStatus, transition
 from .store import TaskStore
 
-EXTENSION = "io.modelcontextprotocol/tasks"
 logger = logging.getLogger("lambda_mcp")
 
 
@@ -55,9 +56,6 @@ class SubmitFailed(Exception):
     """The task was written but could not be handed to its executor; it has been marked `failed`."""
 
 
-INTERNAL_ERROR = -32603
-
-
 RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
 """What a task drops when its run ends (final, parked or given back): its lease and its place in the due index."""
 
@@ -70,6 +68,8 @@ class TaskRuntime:
     def __init__(
         self,
         store: TaskStore,
+        executor: Executor,
+        execute: Execute,
         *,
         events: EventLog | None = None,
         default_ttl_ms: int = 3_600_000,
@@ -90,8 +90,8 @@ class TaskRuntime:
         self.max_record_bytes = max_record_bytes
         """DynamoDB items are at most 400 KB; a result that would not fit fails the task with a clear error."""
         self.clock = clock
-        self.executor: Executor | None = None
-        self.execute: Execute | None = None
+        self.executor = executor
+        self.execute = execute
 
     async def create(
         self,
@@ -110,8 +110,6 @@ class TaskRuntime:
         scopes: list[str] | None = None,
     ) -> TaskRecord:
         """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
-        if self.executor is None:
-            raise RuntimeError("no task executor configured")
         now = self.clock()
         ttl_ms = min(requested_ttl_ms or self.default_ttl_ms, self.max_ttl_ms)
         meta = params.get("_meta")
@@ -142,7 +140,6 @@ class TaskRuntime:
         return record
 
     async def _submit(self, record: TaskRecord) -> None:
-        assert self.executor is not None
         try:
             await self.executor.submit(record.task_id)
         except Exception as exc:
@@ -157,8 +154,7 @@ class TaskRuntime:
     async def cancel(self, record: TaskRecord) -> TaskRecord:
         """Set `cancelled` (before answering) unless the task is already final; stop a local run."""
         record = await self._settle(record, "cancelled", cancel_requested=True, input_requests={})
-        if self.executor is not None:
-            self.executor.cancel(record.task_id)
+        self.executor.cancel(record.task_id)
         return record
 
     async def _settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:
@@ -198,7 +194,7 @@ class TaskRuntime:
                     return record
                 record = fresh
                 continue
-            if status == "working" and self.executor is not None:
+            if status == "working":
                 await self._submit(record)
             return record
         return record
@@ -207,7 +203,7 @@ class TaskRuntime:
     async def run(self, task_id: str) -> TaskRecord | None:
         """Run a `working` task once in this process and record how it ended (the in-process executor)."""
         record = await self.store.get(task_id, self.clock())
-        if record is None or record.status != "working" or self.execute is None:
+        if record is None or record.status != "working":
             return record
         outcome = await self.execute(record, lambda: False, self._notifier(record))
         return await self._finish(record, outcome)
@@ -244,14 +240,12 @@ class TaskRuntime:
             )
         except ConflictError:
             return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
-        assert self.execute is not None
         outcome = await self._run_watched(claimed)
         finished = await self._finish(claimed, outcome)
         return finished.status
 
     async def _run_watched(self, record: TaskRecord) -> Outcome:
         """Run with a watcher that re-reads the record (at most once a second): a cancel stops the run."""
-        assert self.execute is not None
         cancelled = False
 
         def is_cancelled() -> bool:
@@ -286,6 +280,7 @@ class TaskRuntime:
         again up to where the last run stopped: those already logged are dropped. (2026 tasks have no
         channel for progress or logs, so theirs are dropped.)"""
         events, session_id = self.events, record.session_id
+        stream = TaskStream(record.task_id).format()
         logged: int | None = None
         sent = 0
 
@@ -294,10 +289,10 @@ class TaskRuntime:
             if events is None or session_id is None or record.wire != "legacy":
                 return
             if logged is None:
-                logged = len(await events.read(session_id, task_stream(record.task_id)))
+                logged = len(await events.read(session_id, stream))
             sent += 1
             if sent > logged:
-                await events.append(session_id, task_stream(record.task_id), message)
+                await events.append(session_id, stream, message)
 
         return notify
 
@@ -371,27 +366,21 @@ class TaskRuntime:
                 record = await self.store.save(requeued)
             except ConflictError:
                 continue
-            if self.executor is not None:
-                await self.executor.submit(record.task_id)
+            await self.executor.submit(record.task_id)
             counts["requeued"] += 1
         return counts
 
 
-def task_stream(task_id: str) -> str:
-    """The event-log stream of a task's notifications (event ids encode it)."""
-    return f"task-{task_id}"
-
-
 class InProcessExecutor:
-    """Runs tasks as asyncio tasks in this process: the embedded default of `lambda-mcp dev`."""
+    """Runs tasks as asyncio tasks in this process (`run`, the runtime's own `run`): the embedded
+    default of `lambda-mcp dev`."""
 
-    def __init__(self, runtime: TaskRuntime) -> None:
-        self._runtime = runtime
+    def __init__(self, run: Callable[[str], Coroutine[Any, Any, Any]]) -> None:
+        self._run = run
         self._running: dict[str, asyncio.Task[Any]] = {}
-        runtime.executor = self
 
     async def submit(self, task_id: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._runtime.run(task_id))
+        task = asyncio.get_running_loop().create_task(self._run(task_id))
         self._running[task_id] = task
         task.add_done_callback(lambda _: self._running.pop(task_id, None))
 

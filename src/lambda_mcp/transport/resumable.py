@@ -27,43 +27,26 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..config import Settings
+from ..dispatch.context import Channel, RequestContext, Resumption, WaitInterrupted
 from ..dispatch.dispatcher import Dispatcher
-from ..dispatch.scope import RequestScope, Resumption, WaitInterrupted
-from ..protocol import b64url, jsonrpc
+from ..polling import Backoff
+from ..protocol import jsonrpc
 from ..protocol.errors import MCPError
-from ..protocol.jsonrpc import Message
+from ..protocol.ids import CallInputId, CallStream
+from ..protocol.jsonrpc import Message, RequestId
 from ..server.context import CallSuspended
 from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import CallStore, EventLog
 from ..storage.records import CallRecord
-from . import sse, waits
+from . import sse
 from .replies import json_reply, sse_reply, unknown_event_id
+from .waits import deadline, still_running
 
 logger = logging.getLogger("lambda_mcp")
 
-PREFIX = "call~"
 ANSWER_WAIT_SECONDS = 5.0
 """How long a resumption waits for answers still missing (clients often GET before their answer POST lands)."""
 CANCEL_CHECK_SECONDS = 1.0
-
-
-def stream_for(request_id: object) -> str:
-    """`call~<request id as base64url JSON>`: found again from the id alone (for cancellation)."""
-    return PREFIX + b64url.encode_request_id(request_id)
-
-
-def request_id_for(stream: str, key: str, nonce: str) -> str:
-    """The id of a request to the client: its call, its input key and the call's random nonce."""
-    return f"srv.{stream}.{b64url.encode_text(key)}.{nonce}"
-
-
-def parse_request_id(request_id: object) -> tuple[str, str, str] | None:
-    """(stream, key, nonce) of an id made by `request_id_for`, else None."""
-    if not isinstance(request_id, str) or not request_id.startswith("srv."):
-        return None
-    parts = request_id.split(".")
-    key = b64url.decode_text(parts[2]) if len(parts) == 4 and parts[1].startswith(PREFIX) else None
-    return None if key is None else (parts[1], key, parts[3])
 
 
 class _Run:
@@ -91,23 +74,24 @@ class ResumableCalls:
     # -- running ---------------------------------------------------------------------------
     async def run(
         self,
-        request: Request,
+        http: Request,
         message: Message,
-        scope: RequestScope,
+        context: RequestContext,
         record: CallRecord | None = None,
         *,
         wants_json: bool = False,
     ) -> Response:
         """Run (or re-run, with `record`) a legacy call on a session; answer with its result, or suspend it."""
-        assert scope.session is not None and message.id is not None
-        session_id = scope.session.session_id
-        stream = stream_for(message.id)
+        assert context.session is not None and message.id is not None
+        session_id = context.session.session_id
+        call_stream = CallStream(message.id)
+        stream = call_stream.format()
         nonce = record.nonce if record is not None else secrets.token_urlsafe(16)
         started = record.created_at if record is not None else time.time()
         run = _Run(record.delivered if record is not None else 0)
         resumption = Resumption(
             answers=dict(record.answers) if record is not None else {},
-            request_id_for=lambda key: request_id_for(stream, key, nonce),
+            request_id_for=lambda key: CallInputId(call_stream, key, nonce).format(),
             checkpoints=record.checkpoints if record is not None else 0,
         )
 
@@ -116,13 +100,18 @@ class ResumableCalls:
             if resumption.passed > resumption.checkpoints:
                 raise CallSuspended()
 
-        scope.send, scope.resumption, scope.close_stream = run.send, resumption, checkpoint
-        scope.is_cancelled = lambda: run.cancelled
-        scope.wait_until = waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds)
-        handling = asyncio.ensure_future(self.dispatcher.handle(message, scope))
+        channel = Channel(
+            send=run.send,
+            resumption=resumption,
+            close_stream=checkpoint,
+            is_cancelled=lambda: run.cancelled,
+            deadline=deadline(http, self.settings.max_wait_seconds),
+        )
+        handling = asyncio.ensure_future(self.dispatcher.handle(message, context, channel))
         watcher = asyncio.ensure_future(self._watch(session_id, stream, started, handling, run))
         try:
-            response, status = await handling
+            answer = await handling
+            response, status = answer.response, answer.status
         except asyncio.CancelledError:
             if not run.cancelled:
                 raise
@@ -130,13 +119,12 @@ class ResumableCalls:
         except CallSuspended:
             return await self._suspend(session_id, stream, message, record, run, resumption, nonce, started)
         except WaitInterrupted:
-            response, status = jsonrpc.error_message(message.id, waits.still_running()), 200
+            response, status = jsonrpc.error_message(message.id, still_running()), 200
         finally:
             watcher.cancel()
         if record is None:  # it never suspended: answered like any buffered call
             if run.outgoing or not wants_json:
-                body = b"".join(sse.event(n) for n in run.outgoing)
-                return sse_reply(body + (sse.event(response) if response is not None else b""), status)
+                return sse_reply(sse.body(run.outgoing, response), status)
             return json_reply(response, status)
         record.response, record.delivered = response, max(record.delivered, run.sent)
         with contextlib.suppress(ConflictError):  # a concurrent resumption finished it too: both answer the same
@@ -221,29 +209,25 @@ class ResumableCalls:
             logger.warning("could not check call %s for cancellation", stream, exc_info=True)
 
     # -- the client's side: resumptions, answers, cancellations ----------------------------
-    async def resume(self, request: Request, scope: RequestScope, last_event_id: str) -> Response:
+    async def resume(self, http: Request, context: RequestContext, stream: CallStream, event_id: str) -> Response:
         """A `GET` with `Last-Event-ID` for a suspended call: wait briefly for missing answers, then re-run."""
-        assert scope.session is not None
-        session_id = scope.session.session_id
-        stream = last_event_id.split(".", 1)[0]
+        assert context.session is not None
+        session_id = context.session.session_id
+        name = stream.format()
         record = None
-        if await self.events.get(session_id, last_event_id) is not None:
-            record = await self.calls.get(session_id, stream, time.time())
+        if await self.events.get(session_id, event_id) is not None:
+            record = await self.calls.get(session_id, name, time.time())
         if record is None or not record.nonce:
             return unknown_event_id()
         if record.response is not None:
-            return await self._body(session_id, stream, [], record.response)
-        wait_until = min(
-            time.time() + ANSWER_WAIT_SECONDS,
-            waits.deadline(request.scope.get("aws.context"), self.settings.max_wait_seconds),
+            return await self._body(session_id, name, [], record.response)
+        backoff = Backoff(
+            min(time.time() + ANSWER_WAIT_SECONDS, deadline(http, self.settings.max_wait_seconds)), limit=0.5
         )
-        delay = 0.05
         while not record.cancelled and any(key not in record.answers for key in record.awaiting):
-            if time.time() + delay >= wait_until:
-                return await self._body(session_id, stream, [], None)  # poll again after `retry`
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.5)
-            fresh = await self.calls.get(session_id, stream, time.time())
+            if not await backoff.sleep():
+                return await self._body(session_id, name, [], None)  # poll again after `retry`
+            fresh = await self.calls.get(session_id, name, time.time())
             if fresh is None:
                 return unknown_event_id()
             record = fresh
@@ -253,22 +237,19 @@ class ResumableCalls:
             message = jsonrpc.classify(record.request)
         except MCPError:
             return unknown_event_id()
-        return await self.run(request, message, scope, record)
+        return await self.run(http, message, context, record)
 
-    async def answer(self, session_id: str, response: dict[str, Any]) -> bool:
+    async def answer(self, session_id: str, answered: CallInputId, response: dict[str, Any]) -> bool:
         """Store the client's response to one of our requests; False if it answers none of this session's."""
-        parsed = parse_request_id(response.get("id"))
-        if parsed is None:
-            return False
-        stream, key, nonce = parsed
-        return await self.calls.answer(session_id, stream, nonce, key, response)
+        return await self.calls.answer(session_id, answered.stream.format(), answered.nonce, answered.key, response)
 
-    async def cancelled(self, session_id: str, request_id: object) -> bool:
+    async def cancelled(self, session_id: str, request_id: RequestId) -> bool:
         """Whether a `notifications/cancelled` for this request id arrived (on any instance)."""
-        record = await self.calls.get(session_id, stream_for(request_id), time.time())
+        record = await self.calls.get(session_id, CallStream(request_id).format(), time.time())
         return record is not None and record.cancelled_at > 0
 
-    async def cancel(self, session_id: str, request_id: object) -> None:
+    async def cancel(self, session_id: str, request_id: RequestId) -> None:
         """`notifications/cancelled`: flag the call, wherever it runs or waits."""
         now = time.time()
-        await self.calls.cancel(session_id, stream_for(request_id), now, now + self.settings.session_ttl_seconds)
+        stream = CallStream(request_id).format()
+        await self.calls.cancel(session_id, stream, now, now + self.settings.session_ttl_seconds)

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..protocol.errors import INVALID_REQUEST
+from .replies import error_reply
+
 
 def _matches(value: str, patterns: Iterable[str]) -> bool:
     value = value.lower()
@@ -30,3 +36,21 @@ def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+
+
+def check(
+    request: Request, hosts: tuple[str, ...], origins: tuple[str, ...], trust_event_domain: bool
+) -> Response | None:
+    """403 for a Host or Origin not allowed. In Lambda the API's own domain (and pages served from it)
+    is allowed too, unless `trust_event_domain` is off."""
+    event = request.scope.get("aws.event")
+    if trust_event_domain and isinstance(event, dict):
+        domain = event.get("requestContext", {}).get("domainName")
+        if isinstance(domain, str):
+            hosts = (*hosts, domain, f"{domain}:*")
+            origins = (*origins, f"https://{domain}", f"http://{domain}")
+    if not host_allowed(request.headers.get("host"), hosts):
+        return error_reply(403, INVALID_REQUEST, "Forbidden: Host header is not allowed")
+    if not origin_allowed(request.headers.get("origin"), origins):
+        return error_reply(403, INVALID_REQUEST, "Forbidden: Origin is not allowed")
+    return None

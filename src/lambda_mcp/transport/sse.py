@@ -20,5 +20,10 @@ def event(message: dict[str, Any] | None, event_id: str | None = None, retry_ms:
     return ("\n".join(lines) + "\n\n").encode()
 
 
+def body(messages: list[dict[str, Any]], response: dict[str, Any] | None = None) -> bytes:
+    """Events for `messages` (no ids), then the response if there is one: a finished buffered stream."""
+    return b"".join(event(m) for m in messages) + (event(response) if response is not None else b"")
+
+
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 MEDIA_TYPE = "text/event-stream"

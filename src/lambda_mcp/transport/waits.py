@@ -1,9 +1,10 @@
-"""Resumable waits on a buffered transport: which calls may wait, their event-log stream, their deadline.
+"""Waits that outlive an invocation (buffered legacy `tasks/result`), and the time any wait may take.
 
 A legacy `tasks/result` blocks until its task is final. In Lambda the wait must end before the
-invocation does, so the response ends early with a priming event id; the id's stream encodes the
-task and the request id, so a `GET` with `Last-Event-ID` on any instance can rebuild the same
-request and wait again.
+invocation does, so the response ends early: a priming event id, what it relayed, and a last id'd
+event with `retry:`. The id's stream (`WaitStream`) names the task and the request, so a `GET` with
+`Last-Event-ID` on any instance rebuilds the same request and waits again; the event itself holds how
+far the wait got (`WaitProgress`: notifications relayed, input requests sent).
 """
 
 from __future__ import annotations
@@ -11,48 +12,27 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..dispatch.scope import RequestScope
-from ..protocol import b64url
-from ..protocol.jsonrpc import Message
+from starlette.requests import Request
+from starlette.responses import Response
 
-PREFIX = "taskresult~"
+from ..config import Settings
+from ..dispatch.context import Channel, RequestContext, WaitInterrupted, WaitProgress
+from ..dispatch.dispatcher import Dispatcher
+from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.ids import WaitStream
+from ..protocol.jsonrpc import Message
+from ..storage.ports import EventLog
+from . import sse
+from .replies import sse_reply, unknown_event_id
+
 SAFETY_SECONDS = 2.0
 """Time kept back from the invocation's remaining time to write the response."""
 
 
-def resumable(message: Message, scope: RequestScope) -> bool:
-    return (
-        message.method == "tasks/result"
-        and scope.era == "legacy"
-        and scope.session is not None
-        and isinstance((message.params or {}).get("taskId"), str)
-    )
-
-
-def stream_for(message: Message) -> str:
-    """`taskresult~<task id>~<request id as base64url JSON>`: no `.` (event ids use it as separator)."""
-    task_id = str((message.params or {})["taskId"])
-    return f"{PREFIX}{task_id}~{b64url.encode_request_id(message.id)}"
-
-
-def message_for(event_id: str) -> Message | None:
-    """The `tasks/result` request a wait's event id belongs to; None for any other stream."""
-    stream = event_id.split(".", 1)[0]
-    if not stream.startswith(PREFIX):
-        return None
-    task_id, _, encoded = stream[len(PREFIX) :].partition("~")
-    rid = b64url.decode_request_id(encoded)
-    if not task_id or rid is None:
-        return None
-    params = {"taskId": task_id}
-    raw = {"jsonrpc": "2.0", "id": rid, "method": "tasks/result", "params": params}
-    return Message("request", raw, rid, "tasks/result", params)
-
-
-def deadline(context: Any, max_wait_seconds: float) -> float:
+def deadline(http: Request, max_wait_seconds: float) -> float:
     """When a wait must hand back: `max_wait_seconds` from now, or sooner if the Lambda context says so."""
     wait = max_wait_seconds
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    remaining = getattr(http.scope.get("aws.context"), "get_remaining_time_in_millis", None)
     if callable(remaining):
         wait = min(wait, remaining() / 1000 - SAFETY_SECONDS)
     return time.time() + max(0.0, wait)
@@ -61,7 +41,81 @@ def deadline(context: Any, max_wait_seconds: float) -> float:
 def still_running() -> dict[str, Any]:
     """The error for a wait that had to end where the client cannot resume it (no SSE)."""
     return {
-        "code": -32603,
+        "code": INTERNAL_ERROR,
         "message": "The task is still running: call tasks/result again (accept text/event-stream to wait"
         " across responses) or poll tasks/get",
     }
+
+
+def resumable(message: Message, context: RequestContext) -> bool:
+    """Whether a call is a legacy `tasks/result` whose wait can end early and be resumed."""
+    return (
+        message.method == "tasks/result"
+        and context.era == "legacy"
+        and context.session is not None
+        and isinstance((message.params or {}).get("taskId"), str)
+    )
+
+
+def _request_of(stream: WaitStream) -> Message:
+    """The `tasks/result` request a wait's stream belongs to."""
+    params = {"taskId": stream.task_id}
+    raw = {"jsonrpc": "2.0", "id": stream.request_id, "method": "tasks/result", "params": params}
+    return Message("request", raw, stream.request_id, "tasks/result", params)
+
+
+class ResultWaits:
+    def __init__(self, dispatcher: Dispatcher, events: EventLog, settings: Settings) -> None:
+        self.dispatcher = dispatcher
+        self.events = events
+        self.settings = settings
+
+    async def start(self, http: Request, message: Message, context: RequestContext) -> Response:
+        return await self._wait(http, message, context, WaitProgress(), None)
+
+    async def resume(self, http: Request, context: RequestContext, stream: WaitStream, event_id: str) -> Response:
+        """A `GET` with the `Last-Event-ID` of an earlier response of the wait: wait on from where it got."""
+        assert context.session is not None
+        event = await self.events.get(context.session.session_id, event_id)
+        if event is None:
+            return unknown_event_id()
+        saved = event.message.get("wait") if isinstance(event.message, dict) else None
+        progress = WaitProgress()
+        if isinstance(saved, dict):
+            progress = WaitProgress(int(saved.get("relayed", 0)), list(saved.get("asked", [])))
+        message = _request_of(stream)
+        return await self._wait(http, message, context, progress, event_id)
+
+    async def _wait(
+        self,
+        http: Request,
+        message: Message,
+        context: RequestContext,
+        progress: WaitProgress,
+        event_id: str | None,
+    ) -> Response:
+        """Run the wait until it answers or the invocation's time runs low (or it sent the client requests
+        it must answer first); then end the SSE response with what it relayed, an id and `retry:`."""
+        assert context.session is not None and message.id is not None
+        session_id = context.session.session_id
+        stream = WaitStream(str((message.params or {})["taskId"]), message.id).format()
+        if event_id is None:
+            event_id = (await self.events.append(session_id, stream, None)).event_id
+        relayed: list[dict[str, Any]] = []
+
+        async def collect(outgoing: dict[str, Any]) -> None:
+            relayed.append(outgoing)
+
+        channel = Channel(send=collect, deadline=deadline(http, self.settings.max_wait_seconds), wait=progress)
+        body = sse.event(None, event_id)
+        try:
+            answer = await self.dispatcher.handle(message, context, channel)
+        except WaitInterrupted:
+            marker: dict[str, object] = {"wait": {"relayed": progress.relayed, "asked": progress.asked}}
+            last = (await self.events.append(session_id, stream, marker)).event_id
+            body += b"".join(sse.event(n) for n in relayed)
+            return sse_reply(body + sse.event(None, last, retry_ms=self.settings.retry_ms))
+        body += b"".join(sse.event(n) for n in relayed)
+        if answer.response is not None:
+            body += sse.event(answer.response)
+        return sse_reply(body, answer.status)

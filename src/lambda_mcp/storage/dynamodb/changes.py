@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from ..ports import cursor_at
+from ...protocol.ids import change_cursor
 from ..records import Change
 from . import keys
 from ._client import LazyClient, translated
@@ -18,7 +18,7 @@ class DynamoDBChangeLog:
         self._ttl = ttl_seconds
 
     async def publish(self, kind: str, uri: str | None, now: float) -> Change:
-        change = Change(cursor_at(now, secrets.token_hex(4)), kind, uri)
+        change = Change(change_cursor(now, secrets.token_hex(4)), kind, uri)
         item: dict[str, Any] = {
             keys.PK: {"S": keys.CHANGES_PK},
             keys.SK: {"S": change.cursor},

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from typing import Any
 
+from ...protocol.ids import EventId, parse_event_id
 from ..errors import ConflictError
 from ..records import StoredEvent
 from . import keys
@@ -35,7 +35,7 @@ class DynamoDBEventLog:
                 ReturnValues="UPDATED_NEW",
             )
         seq = int(counter["Attributes"]["seq"]["N"])
-        event_id = f"{stream_id}.{seq}.{secrets.token_hex(4)}"
+        event_id = EventId.new(stream_id, seq).format()
         item = {
             keys.PK: pk,
             keys.SK: {"S": keys.event_sk(stream_id, seq)},
@@ -50,20 +50,20 @@ class DynamoDBEventLog:
         return StoredEvent(stream_id, seq, event_id, message)
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
-        position = _position(event_id)
+        position = parse_event_id(event_id)
         if position is None:
             return None
-        stream_id, seq = position
+        stream_id, seq = position.stream, position.seq
         live = self._live_items(session_id, stream_id, seq)
         if not live or live[0]["event_id"]["S"] != event_id:
             return None
         return stream_id, [self._event(stream_id, item) for item in live[1:]]
 
     async def get(self, session_id: str, event_id: str) -> StoredEvent | None:
-        position = _position(event_id)
+        position = parse_event_id(event_id)
         if position is None:
             return None
-        stream_id, seq = position
+        stream_id, seq = position.stream, position.seq
         key = {keys.PK: {"S": keys.session_pk(session_id)}, keys.SK: {"S": keys.event_sk(stream_id, seq)}}
         with translated():
             item = self._client().get_item(TableName=self.table_name, Key=key, ConsistentRead=True).get("Item")
@@ -103,10 +103,3 @@ class DynamoDBEventLog:
             item["event_id"]["S"],
             json.loads(item["message"]["S"]),
         )
-
-
-def _position(event_id: str) -> tuple[str, int] | None:
-    """(stream, seq) of an id shaped `<stream>.<seq>.<nonce>`, else None."""
-    stream_id, _, rest = event_id.partition(".")
-    seq_text = rest.partition(".")[0]
-    return (stream_id, int(seq_text)) if seq_text.isdigit() else None

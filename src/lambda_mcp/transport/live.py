@@ -7,10 +7,10 @@ a buffered Lambda invocation runs each call to completion inside its own request
 from __future__ import annotations
 
 import asyncio
-import secrets
 from typing import Any
 
 from ..protocol import jsonrpc
+from ..protocol.ids import LiveInputId, LiveStream
 from ..server.context import ClientError
 from ..storage.ports import EventLog
 
@@ -24,10 +24,12 @@ class LiveCall:
     def __init__(self, session_id: str | None, request_id: Any, events: EventLog | None) -> None:
         self.session_id = session_id
         self.request_id = request_id
-        self.stream_id = secrets.token_hex(8)
+        self.stream_id = LiveStream.new().format()
         self.events: list[tuple[str | None, dict[str, Any] | None]] = []
         self.response: dict[str, Any] | None = None
         self.status = 200
+        self.opened: str | None = None
+        """The session id an `initialize` call opened (for the `MCP-Session-Id` header)."""
         self.finished = False
         self.cancelled = False
         self.generation = 0
@@ -44,11 +46,11 @@ class LiveCall:
             self.events.append((event_id, message))
             self._changed.notify_all()
 
-    async def finish(self, response: dict[str, Any] | None, status: int) -> None:
+    async def finish(self, response: dict[str, Any] | None, status: int, opened: str | None = None) -> None:
         if response is not None:
             await self.push(response)
         async with self._changed:
-            self.response, self.status, self.finished = response, status, True
+            self.response, self.status, self.finished, self.opened = response, status, True, opened
             self._changed.notify_all()
 
     async def close_stream(self) -> None:
@@ -83,7 +85,7 @@ class PendingRequests:
 
     async def ask(self, call: LiveCall, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:
         assert call.session_id is not None
-        rid = f"s-{secrets.token_urlsafe(12)}"
+        rid = LiveInputId.new().format()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         key = (call.session_id, rid)
         self._futures[key] = future

@@ -1,0 +1,103 @@
+"""What dispatch knows about the one request it serves: an immutable `RequestContext` (era, version,
+session, caller, client capabilities) and a `Channel` for what the handler does to the outside
+(send, ask, cancellation, closing the stream, the deadline of a wait).
+
+The transport builds both; dispatch and handlers only read the context and use the channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..protocol.jsonrpc import RequestId
+from ..storage.records import SessionRecord
+
+Era = Literal["modern", "legacy"]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Ask = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """The request's era and negotiated version, the client's declared capabilities, the legacy session it
+    belongs to, and who sent it (principal and token scopes; None when auth is `none`)."""
+
+    era: Era
+    version: str
+    client_capabilities: Mapping[str, Any] = field(default_factory=dict)
+    session: SessionRecord | None = None
+    principal: str | None = None
+    scopes: frozenset[str] | None = None
+    request_id: RequestId | None = None
+
+
+async def _drop(message: dict[str, Any]) -> None:
+    return None
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass
+class WaitProgress:
+    """What a legacy `tasks/result` wait delivered so far; a buffered transport carries it across resumptions."""
+
+    relayed: int = 0
+    """The sequence number of the last task notification relayed."""
+    asked: list[str] = field(default_factory=list)
+    """Input keys whose requests went to the client."""
+
+
+@dataclass
+class Resumption:
+    """What earlier runs of a suspended legacy call on a buffered transport recorded: the client's
+    answers by input key, the id each request to the client carries, and the stream closes passed."""
+
+    answers: dict[str, dict[str, Any]]
+    request_id_for: Callable[[str], str]
+    checkpoints: int = 0
+    passed: int = 0
+    """Stream closes this run has passed (one more than `checkpoints` when it suspended at a new one)."""
+    awaiting: list[str] = field(default_factory=list)
+    """The input keys this run asked for and had no answer to (the suspension's requests)."""
+
+
+@dataclass
+class Channel:
+    """How a handler reaches the client, supplied by the transport for the request's era and transport.
+
+    `send` delivers a notification or server-to-client request on the request's own stream; `ask` sends
+    a request and waits for the client's answer (streaming legacy transports); `resumption` records
+    answers across re-runs (buffered legacy transports); `deadline` is when a blocking wait (legacy
+    `tasks/result`) must hand back (`WaitInterrupted`), None on a streaming server.
+    """
+
+    send: Send = _drop
+    ask: Ask | None = None
+    resumption: Resumption | None = None
+    is_cancelled: Callable[[], bool] = _never
+    close_stream: Callable[[], Awaitable[None]] | None = None
+    deadline: float | None = None
+    wait: WaitProgress = field(default_factory=WaitProgress)
+
+
+class WaitInterrupted(Exception):
+    """A blocking wait reached `Channel.deadline`: the transport ends the response so the client can
+    resume it (an SSE `retry:` and a `GET` with `Last-Event-ID`)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What `Dispatcher.handle` answers with: the JSON-RPC response (None: the client cancelled the request),
+    its HTTP status, and the session an `initialize` opened."""
+
+    response: dict[str, Any] | None
+    status: int = 200
+    session: SessionRecord | None = None
+
+
+Handler = Callable[[dict[str, Any], RequestContext, Channel], Awaitable[dict[str, Any]]]
+"""A method handler: params, the request and its channel in; the result out (errors raise `MCPError`)."""

@@ -1,0 +1,182 @@
+"""Run a handler (user code) for one request: give it a `Context` for its era and transport, and turn a
+suspension into the era's answer.
+
+- 2026: answers come from `inputResponses` and the sealed `requestState`; a suspension becomes an
+  `InputRequiredResult` with a new sealed state.
+- legacy: the channel decides (`dispatch/inputs.py`): ask over a live stream, re-run with recorded
+  answers, or refuse.
+- a task's run (`execute_task`, for the task runtime): answers from the task record; a suspension
+  parks the task in `input_required`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..protocol import jsonrpc, shaping
+from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
+from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
+from ..server.app import MCPApp
+from ..server.context import CancelledByClient, Context, InputChannel, InputRequired, StartTask
+from ..tasks.model import TaskRecord
+from ..tasks.runtime import Notify, Outcome
+from .context import Channel, RequestContext
+from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput, NoInput
+from .request_state import StateSealer
+
+logger = logging.getLogger("lambda_mcp")
+Body = Callable[[Context], Awaitable[dict[str, Any]]]
+
+
+class TaskStarted(StartTask):
+    """`ctx.start_task()` on the inline run of a deferred task tool: the call becomes a task, with the
+    answers it collected so far."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        super().__init__("task started")
+        self.answers = answers
+
+
+class HandlerRunner:
+    def __init__(self, app: MCPApp, sealer: StateSealer, *, clock: Callable[[], float] = time.time) -> None:
+        self.app = app
+        self.sealer = sealer
+        self.clock = clock
+
+    async def run(
+        self,
+        method: str,
+        params: dict[str, Any],
+        request: RequestContext,
+        channel: Channel,
+        body: Body,
+        *,
+        start_task: bool = False,
+        task: TaskRecord | None = None,
+    ) -> dict[str, Any]:
+        """Run `body` with a `Context`; on the modern wire a suspension becomes an InputRequiredResult.
+
+        `start_task`: `ctx.start_task()` ends the inline run (`TaskStarted` carries the answers so far).
+        `task`: the run is a task's (answers come from its record; a suspension propagates).
+        """
+        raw_meta = params.get("_meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        now = self.clock()
+        capabilities = dict(request.client_capabilities)
+        inputs: InputChannel
+        modern: ModernInput | None = None
+        if task is not None:
+            inputs = modern = ModernInput(dict(task.input_responses), capabilities)
+            log_level = task.log_level
+        elif request.era == "modern":
+            inputs = modern = ModernInput(self._modern_answers(method, params, request, now), capabilities)
+            log_level = _modern_log_level(meta)
+        else:
+            if channel.ask is not None:
+                inputs = LegacyStreamingInput(capabilities, channel.ask)
+            elif channel.resumption is not None:
+                inputs = LegacyBufferedInput(channel.resumption, capabilities, channel.send)
+            else:
+                inputs = NoInput()
+            log_level = (request.session.log_level if request.session else None) or "debug"
+
+        async def emit(method_name: str, notification_params: dict[str, Any]) -> None:
+            await channel.send(jsonrpc.notification(method_name, notification_params))
+
+        async def notify_changed(kind: str, uri: str | None) -> None:
+            await self.app.changes.publish(kind, uri)
+
+        ctx = Context(
+            request_id=request.request_id,
+            method=method,
+            protocol_version=request.version,
+            client_capabilities=capabilities,
+            meta=meta,
+            session_id=request.session.session_id if request.session else None,
+            principal=request.principal,
+            scopes=request.scopes,
+            emit=emit,
+            input_channel=inputs,
+            log_level=log_level,
+            is_cancelled=channel.is_cancelled,
+            close_stream=channel.close_stream,
+            notify_changed=notify_changed,
+            start_task=_task_starter(modern) if start_task else None,
+            task_id=task.task_id if task is not None else None,
+        )
+        try:
+            return await body(ctx)
+        except InputRequired as suspension:
+            if modern is None or task is not None:
+                raise
+            state = self.sealer.seal(method, params, {"answers": modern.answers}, now, request.principal)
+            return {"resultType": "input_required", "inputRequests": suspension.requests, "requestState": state}
+
+    def _modern_answers(
+        self, method: str, params: dict[str, Any], request: RequestContext, now: float
+    ) -> dict[str, Any]:
+        """The answers of earlier MRTR rounds (sealed in `requestState`) and of this one (`inputResponses`)."""
+        answers: dict[str, Any] = {}
+        if "requestState" in params:
+            opened = self.sealer.open(params["requestState"], method, params, now, request.principal)
+            answers.update(opened.get("answers", {}))
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise invalid_params("inputResponses must be an object")
+        answers.update({k: v for k, v in (responses or {}).items() if isinstance(v, dict)})
+        return answers
+
+    async def execute_task(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+        """Run a task's `tools/call` once (the task runtime's `execute`), with its recorded answers."""
+        name = record.params.get("name")
+        tool = self.app.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return Outcome("failed", error=invalid_params(f"Unknown tool: {name}").to_error())
+        arguments = record.params.get("arguments") or {}
+        request = RequestContext(
+            era=record.wire,
+            version=record.protocol_version or "",
+            client_capabilities=record.client_capabilities,
+            principal=record.owner.removeprefix("principal:") if record.owner.startswith("principal:") else None,
+            scopes=frozenset(record.scopes) if record.scopes is not None else None,
+            request_id=record.task_id,
+        )
+        channel = Channel(send=notify, is_cancelled=is_cancelled)
+        try:
+            result = await self.run(
+                "tools/call", record.params, request, channel, lambda ctx: tool.run(arguments, ctx), task=record
+            )
+        except InputRequired as suspension:
+            return Outcome("input_required", input_requests=suspension.requests)
+        except CancelledByClient:
+            return Outcome("cancelled")
+        except MCPError as exc:
+            return Outcome("failed", error=exc.to_error())
+        except Exception:
+            logger.exception("task %s failed", record.task_id)
+            return Outcome("failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})
+        shaped = shaping.tool_result(result, request.version)
+        if record.wire == "modern":
+            shaped.setdefault("resultType", "complete")
+        elif shaped.get("isError") is True:  # 2025-11-25: a tool error fails the task (tasks/result returns it)
+            return Outcome("failed", result=shaped)
+        return Outcome("completed", result=shaped)
+
+
+def _task_starter(inputs: ModernInput | None) -> Callable[[], Awaitable[None]]:
+    async def start() -> None:
+        raise TaskStarted(dict(inputs.answers) if inputs is not None else {})
+
+    return start
+
+
+def _modern_log_level(meta: dict[str, Any]) -> str | None:
+    level = meta.get(META_LOG_LEVEL)
+    if level is None:
+        return None
+    if level not in LOG_LEVELS:
+        raise invalid_params(f"Invalid log level {level!r}")
+    return str(level)

@@ -1,0 +1,63 @@
+"""Change notifications to clients: which notification a change becomes for a listener, following the
+in-process feed (streaming server), and polling the durable change log (buffered transport).
+
+Listeners: a 2026 `subscriptions/listen` (its filter says what it wants) and a legacy session's GET
+stream (every list change, and updates of the resources the session subscribed to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..polling import Backoff
+from ..protocol import jsonrpc
+from ..server.changes import ChangeFeed
+from ..storage.ports import ChangeLog
+from ..storage.records import Change
+
+LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+"""List kind -> the `subscriptions/listen` filter flag that asks for its `list_changed` notifications."""
+KEEP_ALIVE_SECONDS = 15.0
+
+
+def every_list(subscriptions: set[str] | list[str]) -> dict[str, Any]:
+    """The filter of a legacy session: every list change, and the resources it subscribed to."""
+    return {**{flag: True for flag in LIST_FLAGS.values()}, "resourceSubscriptions": subscriptions}
+
+
+def notification_for(
+    kind: str, uri: str | None, wanted: dict[str, Any], meta: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The notification for one change, if `wanted` (list flags and `resourceSubscriptions`) asks for it;
+    `meta` goes into its `_meta` (a listen's subscription id)."""
+    params: dict[str, Any] = {} if meta is None else {"_meta": meta}
+    if kind in LIST_FLAGS and wanted.get(LIST_FLAGS[kind]):
+        return jsonrpc.notification(f"notifications/{kind}/list_changed", params or None)
+    if kind == "resource" and uri in wanted.get("resourceSubscriptions", ()):
+        return jsonrpc.notification("notifications/resources/updated", {"uri": uri, **params})
+    return None
+
+
+async def follow(feed: ChangeFeed) -> AsyncIterator[tuple[str, str | None] | None]:
+    """The changes published in this process from now on, and None every `KEEP_ALIVE_SECONDS` without one."""
+    queue = feed.listen()
+    try:
+        while True:
+            try:
+                yield await asyncio.wait_for(queue.get(), timeout=KEEP_ALIVE_SECONDS)
+            except TimeoutError:
+                yield None
+    finally:
+        feed.close(queue)
+
+
+async def poll(log: ChangeLog, cursor: str, until: float) -> list[Change]:
+    """The changes after `cursor`, polling the change log (backoff to 1 s) until there is one or `until`."""
+    backoff = Backoff(until, first=0.1, limit=1.0)
+    while True:
+        changes = await log.since(cursor, time.time())
+        if changes or not await backoff.sleep():
+            return changes

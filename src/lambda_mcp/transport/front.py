@@ -1,0 +1,292 @@
+"""The front of the `/mcp` endpoint: turn one HTTP request into one typed `Inbound` value, or the
+4xx that refuses it.
+
+In order: Host/Origin (DNS rebinding), the auth gate (401/403), then per method. POST: body size
+(413), JSON (400), a 2025-03-26 batch, the envelope (400), the scopes what it names need (403), the
+era (modern when `_meta` names a protocol version, legacy with a session or legacy headers; see
+docs/decisions.md, "Era selection"), the era's headers and `_meta` (400), `Accept` (406), and the
+legacy session (400/404). GET and DELETE: the session, and for GET a typed `Last-Event-ID`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..auth.identity import Identity
+from ..config import Settings
+from ..dispatch.context import RequestContext
+from ..protocol import jsonrpc, versions
+from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION, MCPError
+from ..protocol.ids import parse_last_event_id
+from ..protocol.jsonrpc import Message
+from ..protocol.names import META_CAPABILITIES, META_VERSION
+from ..server.app import MCPApp
+from ..storage.ports import SessionStore
+from ..storage.records import SessionRecord
+from . import headers as mcp_headers
+from . import security
+from .access import Access
+from .changes import LIST_FLAGS
+from .inbound import (
+    Batch,
+    Call,
+    Cancel,
+    ClientResponse,
+    Close,
+    Inbound,
+    Listen,
+    Resume,
+    accepted,
+    accepts,
+    cancelled_request,
+    session_context,
+)
+from .replies import error_reply, unknown_event_id
+
+
+class Front:
+    def __init__(
+        self,
+        app: MCPApp,
+        sessions: SessionStore,
+        settings: Settings,
+        access: Access,
+        *,
+        default_hosts: tuple[str, ...] = (),
+        default_origins: tuple[str, ...] = (),
+    ) -> None:
+        self.app = app
+        self.sessions = sessions
+        self.settings = settings
+        self.access = access
+        self.hosts = (*default_hosts, *settings.allowed_hosts)
+        self.origins = (*default_origins, *settings.allowed_origins)
+
+    async def read(self, request: Request) -> Inbound:
+        refused = security.check(request, self.hosts, self.origins, self.settings.trust_event_domain)
+        if refused is not None:
+            return refused
+        if request.method not in ("POST", "GET", "DELETE"):
+            return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        caller = await self.access.authenticate(request)
+        if isinstance(caller, Response):
+            return caller
+        if request.method == "POST":
+            return await self._post(request, caller)
+        if request.method == "GET":
+            return await self._get(request, caller)
+        return await self._delete(request, caller)
+
+    # -- POST -----------------------------------------------------------------------------
+    async def _post(self, request: Request, caller: Identity | None) -> Inbound:
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            return _too_large(limit)
+        body = bytearray()
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                return _too_large(limit)
+        try:
+            decoded = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return error_reply(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
+        if isinstance(decoded, list):
+            return await self._batch(request, decoded, caller)
+        try:
+            message = jsonrpc.classify(decoded)
+        except MCPError as exc:
+            rid = exc.data.get("id") if isinstance(exc.data, dict) else None
+            return error_reply(400, exc.code, exc.message, rid)
+        refused = self._check_scopes(request, caller, [message])
+        if refused is not None:
+            return refused
+        if _is_modern(request, message):
+            return self._modern(request, message, caller)
+        return await self._legacy(request, message, caller)
+
+    def _check_scopes(self, request: Request, caller: Identity | None, messages: list[Message]) -> Response | None:
+        """403 `insufficient_scope` when a message names a tool, prompt or resource the token may not use."""
+        if caller is None:
+            return None
+        needed: frozenset[str] = frozenset()
+        for message in messages:
+            if message.kind != "response":
+                needed |= self.app.scopes_for(message.method, message.params or {})
+        if caller.allows(needed):
+            return None
+        return self.access.forbidden(request, needed, messages[0].id if len(messages) == 1 else None)
+
+    def _modern(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
+        if message.kind == "notification":
+            return accepted()
+        params = message.params or {}
+        try:
+            version, capabilities = _modern_meta(request, params)
+            tool = self.app.tools.get(params.get("name", "")) if message.method == "tools/call" else None
+            mcp_headers.validate(request.headers, message.method, params, tool.header_params if tool else None)
+        except MCPError as exc:
+            return error_reply(exc.http_status or 400, exc.code, exc.message, message.id, exc.data)
+        if message.method == "subscriptions/listen":
+            wanted = params.get("notifications")
+            if not isinstance(wanted, dict):
+                return error_reply(400, INVALID_PARAMS, "subscriptions/listen needs a notifications filter", message.id)
+            return Listen(message, self._honoured(wanted))
+        context = RequestContext("modern", version, capabilities, None, *_who(caller), message.id)
+        return self._call(request, message, context)
+
+    def _honoured(self, wanted: dict[str, Any]) -> dict[str, Any]:
+        """The part of a listen filter this server serves (list changes it announces, subscribable resources)."""
+        caps = self.app.capabilities()
+        honoured: dict[str, Any] = {}
+        for kind, flag in LIST_FLAGS.items():
+            if wanted.get(flag) is True and caps.get(kind, {}).get("listChanged"):
+                honoured[flag] = True
+        uris = wanted.get("resourceSubscriptions")
+        if isinstance(uris, list) and caps.get("resources", {}).get("subscribe"):
+            honoured["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        return honoured
+
+    async def _legacy(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
+        header_version = request.headers.get("mcp-protocol-version")
+        if header_version is not None and header_version.strip() not in versions.LEGACY_VERSIONS:
+            return error_reply(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
+        if message.method == "initialize" and message.kind == "request":
+            context = RequestContext("legacy", versions.LEGACY[0], {}, None, *_who(caller), message.id)
+            return self._call(request, message, context)
+        found = await self._session(request, caller)
+        if isinstance(found, Response):
+            return found
+        context = session_context(found, caller, message.id)
+        if message.kind == "response":
+            return ClientResponse(found, message.raw, context)
+        if message.kind == "notification":
+            rid = cancelled_request(message)
+            return accepted() if rid is None else Cancel(found, rid, context)
+        return self._call(request, message, context)
+
+    def _call(self, request: Request, message: Message, context: RequestContext) -> Inbound:
+        if message.kind == "notification":
+            return accepted()
+        wanted = accepts(request)
+        if not (wanted.json or wanted.sse):
+            return error_reply(
+                406, INVALID_REQUEST, "Not Acceptable: accept application/json or text/event-stream", message.id
+            )
+        return Call(message, context, wanted)
+
+    async def _batch(self, request: Request, items: list[Any], caller: Identity | None) -> Inbound:
+        version = request.headers.get("mcp-protocol-version")
+        if not items or (version is not None and version.strip() != "2025-03-26"):
+            return error_reply(
+                400, INVALID_REQUEST, "Invalid Request: batches are only accepted from 2025-03-26 clients"
+            )
+        found = await self._session(request, caller)
+        if isinstance(found, Response):
+            return found
+        refused = self._check_scopes(request, caller, [m for m in map(_classified, items) if m is not None])
+        if refused is not None:  # the whole batch: nothing in it runs
+            return refused
+        return Batch(items, session_context(found, caller))
+
+    # -- GET and DELETE -------------------------------------------------------------------
+    async def _get(self, request: Request, caller: Identity | None) -> Inbound:
+        if "mcp-session-id" not in request.headers:
+            return Response(status_code=405, headers={"Allow": "POST"})
+        found = await self._session(request, caller)
+        if isinstance(found, Response):
+            return found
+        header = request.headers.get("last-event-id")
+        last = parse_last_event_id(header) if header else None
+        if header and last is None:
+            return unknown_event_id()
+        return Resume(found, last, session_context(found, caller))
+
+    async def _delete(self, request: Request, caller: Identity | None) -> Inbound:
+        if "mcp-session-id" not in request.headers:
+            if request.headers.get("mcp-protocol-version", "").strip() in versions.MODERN_VERSIONS:
+                return Response(status_code=405, headers={"Allow": "POST"})
+            return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header")
+        found = await self._session(request, caller)
+        return found if isinstance(found, Response) else Close(found)
+
+    async def _session(self, request: Request, caller: Identity | None) -> SessionRecord | Response:
+        """The caller's live session named by `MCP-Session-Id` (404 for an unknown, expired or foreign one)."""
+        session_id = request.headers.get("mcp-session-id")
+        if not session_id:
+            return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header (initialize first)")
+        now = time.time()
+        session = await self.sessions.get(session_id, now)
+        if session is None or session.principal != (caller.principal if caller else None):
+            return error_reply(404, INVALID_REQUEST, "Session not found: initialize a new session")
+        if now - session.touched_at >= self.settings.session_touch_seconds:
+            await self.sessions.touch(session_id, now, now + self.settings.session_ttl_seconds)
+        return session
+
+
+def _who(caller: Identity | None) -> tuple[str | None, frozenset[str] | None]:
+    return (caller.principal, caller.scopes) if caller is not None else (None, None)
+
+
+def _is_modern(request: Request, message: Message) -> bool:
+    """The era rule: `_meta` versions are modern, sessions and legacy headers legacy (docs/decisions.md)."""
+    if message.kind == "response":
+        return False
+    header = request.headers.get("mcp-protocol-version")
+    meta = (message.params or {}).get("_meta")
+    if message.method == "initialize":  # legacy unless it names a modern version (then: removed method)
+        claimed = meta.get(META_VERSION) if isinstance(meta, dict) else header
+        return isinstance(claimed, str) and claimed.strip() in versions.MODERN_VERSIONS
+    if isinstance(meta, dict) and META_VERSION in meta:
+        return True
+    if "mcp-session-id" in request.headers:
+        return False
+    return header is not None and header.strip() not in versions.LEGACY_VERSIONS
+
+
+def _modern_meta(request: Request, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The version and client capabilities of a 2026 request; `MCPError` (HTTP 400) when they are missing,
+    disagree with the `MCP-Protocol-Version` header, or name an unsupported version."""
+    header_version = request.headers.get("mcp-protocol-version")
+    meta = params.get("_meta")
+    if header_version is None:
+        raise mcp_headers.mismatch("Missing MCP-Protocol-Version header")
+    if (
+        not isinstance(meta, dict)
+        or not isinstance(meta.get(META_VERSION), str)
+        or not isinstance(meta.get(META_CAPABILITIES), dict)
+    ):
+        raise MCPError(
+            INVALID_PARAMS,
+            "Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and clientCapabilities",
+            http_status=400,
+        )
+    version: str = meta[META_VERSION]
+    if mcp_headers.decode(header_version) != version:
+        raise mcp_headers.mismatch("MCP-Protocol-Version header does not match _meta protocolVersion")
+    if version not in versions.MODERN_VERSIONS:
+        raise MCPError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(versions.SUPPORTED), "requested": version},
+            http_status=400,
+        )
+    capabilities: dict[str, Any] = meta[META_CAPABILITIES]
+    return version, capabilities
+
+
+def _too_large(limit: int) -> Response:
+    return error_reply(413, INVALID_REQUEST, f"Request body too large: the limit is {limit} bytes")
+
+
+def _classified(item: object) -> Message | None:
+    try:
+        return jsonrpc.classify(item)
+    except MCPError:
+        return None

@@ -1,0 +1,121 @@
+"""What the front makes of one HTTP request to `/mcp`: a typed `Inbound` value for a transport to
+serve, or the `Response` that refuses it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..auth.identity import Identity
+from ..dispatch.context import RequestContext
+from ..protocol.ids import ChangesCursor, EventId
+from ..protocol.jsonrpc import Message, RequestId
+from ..storage.records import SessionRecord
+
+
+@dataclass(frozen=True)
+class Accepts:
+    """What the client's `Accept` header allows (a missing header accepts both)."""
+
+    json: bool
+    sse: bool
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request to run: `initialize`, or any method of either era."""
+
+    message: Message
+    context: RequestContext
+    accepts: Accepts
+
+
+@dataclass(frozen=True)
+class Listen:
+    """A 2026 `subscriptions/listen`: `honoured` is the part of the client's filter the server serves."""
+
+    message: Message
+    honoured: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClientResponse:
+    """A legacy client's response to one of the server's requests."""
+
+    session: SessionRecord
+    message: dict[str, Any]
+    context: RequestContext
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """A legacy `notifications/cancelled` for `request_id`."""
+
+    session: SessionRecord
+    request_id: RequestId
+    context: RequestContext
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A 2025-03-26 JSON-RPC batch on a session."""
+
+    items: list[Any]
+    context: RequestContext
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A legacy GET: the session's stream (`last` None) or a resumption after a `Last-Event-ID`."""
+
+    session: SessionRecord
+    last: EventId | ChangesCursor | None
+    context: RequestContext
+
+
+@dataclass(frozen=True)
+class Close:
+    """A legacy DELETE: end the session."""
+
+    session: SessionRecord
+
+
+Inbound = Call | Listen | ClientResponse | Cancel | Batch | Resume | Close | Response
+"""What the front makes of a request; a `Response` is a refusal (or a 202 for an ignored notification)."""
+
+
+def accepted() -> Response:
+    """202: a notification or a client's response, taken."""
+    return Response(status_code=202)
+
+
+def accepts(request: Request) -> Accepts:
+    accept = request.headers.get("accept")
+    if not accept:
+        return Accepts(True, True)
+    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    anything = "*/*" in types
+    return Accepts(
+        anything or "application/json" in types or "application/*" in types,
+        anything or "text/event-stream" in types or "text/*" in types,
+    )
+
+
+def session_context(
+    session: SessionRecord, caller: Identity | None, request_id: RequestId | None = None
+) -> RequestContext:
+    """The context of a request on a live legacy session (its principal was checked against the caller)."""
+    scopes = caller.scopes if caller is not None else None
+    capabilities = session.client_capabilities
+    return RequestContext(
+        "legacy", session.protocol_version, capabilities, session, session.principal, scopes, request_id
+    )
+
+
+def cancelled_request(message: Message) -> RequestId | None:
+    """The request a `notifications/cancelled` names, if it is one (anything else is ignored)."""
+    rid = (message.params or {}).get("requestId") if message.method == "notifications/cancelled" else None
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None

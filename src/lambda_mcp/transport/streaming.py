@@ -1,0 +1,200 @@
+"""`StreamingTransport`: the endpoint of a long-lived server (`lambda-mcp dev`, uvicorn), where a call
+keeps running between HTTP requests and its SSE stream carries what it sends as it happens.
+
+- a call that may send messages is a `LiveCall`: JSON when it ends without sending anything, a live
+  SSE stream otherwise; on 2025-11-25 sessions the stream's events have ids and a priming event, the
+  handler may close the stream (`ctx.close_sse_stream()`) and the client resumes with `Last-Event-ID`;
+- server-to-client requests go out on the call's stream and wait for the client's response POST;
+- `subscriptions/listen` and the legacy GET stream follow the in-process change feed;
+- closing a 2026 response cancels its call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from ..config import Settings
+from ..dispatch.context import Channel
+from ..dispatch.dispatcher import Dispatcher
+from ..protocol import jsonrpc, versions
+from ..protocol.ids import ChangesCursor, InputId, LiveInputId
+from ..protocol.jsonrpc import RequestId
+from ..protocol.names import SUBSCRIPTION_ID
+from ..server.app import MCPApp
+from ..storage.ports import EventLog, SessionStore
+from ..storage.records import SessionRecord
+from . import changes, sse
+from .inbound import Call, Listen, Resume
+from .live import LiveCall, PendingRequests
+from .oneshot import run_to_end
+from .replies import json_reply, sse_reply, unknown_event_id
+
+
+def _stream(events: AsyncIterator[bytes], headers: dict[str, str] | None = None) -> StreamingResponse:
+    return StreamingResponse(events, media_type=sse.MEDIA_TYPE, headers={**sse.HEADERS, **(headers or {})})
+
+
+class StreamingTransport:
+    def __init__(self, dispatcher: Dispatcher, sessions: SessionStore, events: EventLog, settings: Settings) -> None:
+        self.dispatcher = dispatcher
+        self.app: MCPApp = dispatcher.app
+        self.sessions = sessions
+        self.events = events
+        self.settings = settings
+        self.calls: dict[tuple[str, str], LiveCall] = {}
+        """Resumable calls by (session, stream): what a `Last-Event-ID` can resume."""
+        self.in_flight: dict[tuple[str, str], LiveCall] = {}
+        """Running calls by (session, request id): what `notifications/cancelled` and DELETE stop."""
+        self.pending = PendingRequests()
+
+    async def call(self, http: Request, call: Call) -> Response:
+        if not call.accepts.sse:
+            return await run_to_end(self.dispatcher, http, call, self.settings)
+        message, context = call.message, call.context
+        session_id = context.session.session_id if context.session else None
+        resumable = session_id is not None and versions.at_least(context.version, "2025-11-25")
+        live = LiveCall(session_id, message.id, self.events if resumable else None)
+        channel = Channel(send=live.push, is_cancelled=lambda: live.cancelled)
+        if session_id is not None:
+            timeout = self.settings.server_request_timeout_seconds
+
+            async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+                return await self.pending.ask(live, method, params, timeout)
+
+            channel.ask = ask
+            self.in_flight[(session_id, str(message.id))] = live
+        if resumable:
+            assert session_id is not None
+            channel.close_stream = live.close_stream
+            self.calls[(session_id, live.stream_id)] = live
+
+        async def run() -> None:
+            opened = None
+            try:
+                answer = await self.dispatcher.handle(message, context, channel)
+                response, status = answer.response, answer.status
+                opened = answer.session.session_id if answer.session else None
+            except asyncio.CancelledError:
+                response, status = None, 200
+            await live.finish(response, status, opened)
+            if session_id is not None:
+                self.in_flight.pop((session_id, str(message.id)), None)
+
+        first = 0
+        if resumable:
+            await live.push(None)  # the priming event: an id and empty data, first on the stream
+            first = 1
+        live.task = asyncio.create_task(run())
+        # JSON when the call ends without sending anything else; SSE once it sends a message or closes
+        await live.wait(first, 0)
+        headers = {"mcp-session-id": live.opened} if live.opened else None
+        if live.finished and len(live.events) <= first + 1 and call.accepts.json:
+            if session_id is not None:
+                self.calls.pop((session_id, live.stream_id), None)
+            return json_reply(live.response, live.status, headers)
+        return _stream(self._follow(live, 0, 0), headers)
+
+    async def _follow(self, live: LiveCall, position: int, generation: int) -> AsyncIterator[bytes]:
+        """Relay a call's events from `position` until its response, or until the handler closes the stream.
+
+        `generation` is the call's stream generation when this HTTP response was created: a close
+        requested after that (even before the body starts) ends this response.
+        """
+        delivered = False
+        try:
+            while True:
+                while position < len(live.events):
+                    event_id, outgoing = live.events[position]
+                    position += 1
+                    yield sse.event(outgoing, event_id)
+                    if outgoing is not None and outgoing is live.response:
+                        delivered = True
+                        return
+                if live.finished:
+                    delivered = True
+                    return
+                if live.generation != generation:
+                    last_id = next((eid for eid, _ in reversed(live.events[:position]) if eid), None)
+                    yield sse.event(None, last_id, retry_ms=self.settings.retry_ms)
+                    return
+                await live.wait(position, generation)
+        finally:
+            if delivered and live.session_id is not None:
+                self.calls.pop((live.session_id, live.stream_id), None)
+            elif not delivered and live.generation == generation and live.session_id is None:
+                live.cancel()  # 2026: closing the response stream is cancellation
+
+    async def listen(self, http: Request, listen: Listen) -> Response:
+        meta = {SUBSCRIPTION_ID: listen.message.id}
+        ack = jsonrpc.notification(
+            "notifications/subscriptions/acknowledged", {"notifications": listen.honoured, "_meta": meta}
+        )
+
+        async def stream() -> AsyncIterator[bytes]:
+            yield sse.event(ack)
+            async for change in changes.follow(self.app.changes):
+                if change is None:
+                    yield b": keep-alive\n\n"
+                    continue
+                notification = changes.notification_for(*change, listen.honoured, meta)
+                if notification is not None:
+                    yield sse.event(notification)
+
+        return _stream(stream())
+
+    async def resume(self, http: Request, resume: Resume) -> Response:
+        """A legacy GET: the session's stream of changes, or the rest of a call after a `Last-Event-ID`
+        (live if the call still runs here, else replayed from the event log)."""
+        last, session = resume.last, resume.session
+        if last is None:
+            return _stream(self._session_stream(session))
+        if isinstance(last, ChangesCursor):
+            return unknown_event_id()  # only buffered GET streams mint change cursors
+        live = self.calls.get((session.session_id, last.stream))
+        if live is not None:
+            position = live.position_after(last.format())
+            if position is not None:
+                return _stream(self._follow(live, position, live.generation))
+        replay = await self.events.after(session.session_id, last.format())
+        if replay is None:
+            return unknown_event_id()
+        return sse_reply(b"".join(sse.event(e.message, e.event_id) for e in replay[1] if e.message is not None))
+
+    async def _session_stream(self, session: SessionRecord) -> AsyncIterator[bytes]:
+        """The standalone GET stream: list changes and updates of subscribed resources."""
+        yield b": stream open\n\n"
+        async for change in changes.follow(self.app.changes):
+            if change is None:
+                yield b": keep-alive\n\n"
+                continue
+            kind, uri = change
+            subscriptions = session.subscriptions
+            if kind == "resource":
+                current = await self.sessions.get(session.session_id, time.time())
+                if current is None:
+                    return
+                subscriptions = current.subscriptions
+            notification = changes.notification_for(kind, uri, changes.every_list(subscriptions))
+            if notification is not None:
+                yield sse.event(notification)
+
+    async def answer(self, session_id: str, answered: InputId, response: dict[str, Any]) -> None:
+        if isinstance(answered, LiveInputId):
+            self.pending.resolve(session_id, response)
+
+    async def cancel(self, session_id: str, request_id: RequestId) -> None:
+        live = self.in_flight.get((session_id, str(request_id)))
+        if live is not None:
+            live.cancel()
+
+    def close(self, session_id: str) -> None:
+        """The session ended: stop its running calls."""
+        for key, live in list(self.in_flight.items()):
+            if key[0] == session_id:
+                live.cancel()
