@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from .config import Settings
 from .dispatch.dispatcher import Dispatcher
@@ -13,7 +14,8 @@ from .server.app import MCPApp
 from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
 from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
-from .tasks.runtime import Execute, Executor, InProcessExecutor, TaskRuntime
+from .tasks.inprocess import InProcessExecutor
+from .tasks.runtime import Execute, Executor, TaskRuntime
 from .transport.access import Access
 from .transport.buffered import BufferedTransport
 from .transport.endpoint import MCPEndpoint, Transport
@@ -22,16 +24,60 @@ from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
 from .transport.streaming import StreamingTransport
 
 
+@dataclass(frozen=True)
+class Stores:
+    """Every store a kit keeps state in: all in memory, or all in one DynamoDB table (never a mix, which
+    would split state between instances without anyone noticing)."""
+
+    sessions: SessionStore
+    events: EventLog
+    tasks: TaskStore
+    calls: CallStore
+    changes: ChangeLog
+
+    @classmethod
+    def memory(cls) -> Stores:
+        return cls(
+            InMemorySessionStore(), InMemoryEventLog(), InMemoryTaskStore(), InMemoryCallStore(), InMemoryChangeLog()
+        )
+
+    @classmethod
+    def dynamodb(cls, table: str, *, client: Any | None = None, session_ttl_seconds: float = 3600.0) -> Stores:
+        """The DynamoDB adapters on `table` (boto3 is imported here, only when configured)."""
+        from .storage.dynamodb import (
+            DynamoDBCallStore,
+            DynamoDBChangeLog,
+            DynamoDBEventLog,
+            DynamoDBSessionStore,
+            DynamoDBTaskStore,
+        )
+
+        return cls(
+            DynamoDBSessionStore(table, client=client),
+            DynamoDBEventLog(table, client=client, ttl_seconds=session_ttl_seconds),
+            DynamoDBTaskStore(table, client=client),
+            DynamoDBCallStore(table, client=client),
+            DynamoDBChangeLog(table, client=client),
+        )
+
+
 @dataclass
 class Kit:
     app: MCPApp
     settings: Settings
-    sessions: SessionStore
-    events: EventLog
+    stores: Stores
     dispatcher: Dispatcher
     endpoint: MCPEndpoint
     access: Access
     tasks: TaskRuntime | None = None
+
+    @property
+    def sessions(self) -> SessionStore:
+        return self.stores.sessions
+
+    @property
+    def events(self) -> EventLog:
+        return self.stores.events
 
 
 def build_kit(
@@ -40,40 +86,22 @@ def build_kit(
     *,
     streaming: bool,
     local: bool = False,
-    sessions: SessionStore | None = None,
-    events: EventLog | None = None,
-    task_store: TaskStore | None = None,
-    calls: CallStore | None = None,
-    changes: ChangeLog | None = None,
+    stores: Stores | None = None,
 ) -> Kit:
-    """Wire a kit. State lives in DynamoDB when `settings.table_name` is set, else in memory.
-    `local=True` (the dev server) allows loopback Host/Origin and, when no
-    `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
+    """Wire a kit. State lives in `stores` when given (several kits sharing them act as instances of one
+    deployment), else in DynamoDB when `settings.table_name` is set, else in memory. The app is not
+    changed: two kits may serve one app. `local=True` (the dev server) allows loopback Host/Origin
+    and, when no `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
     key = settings.state_key
     if key is None and local:
         key = secrets.token_bytes(32)
-    if settings.table_name and (sessions is None or events is None or task_store is None):
-        from .storage.dynamodb import (  # boto3 only when configured
-            DynamoDBCallStore,
-            DynamoDBChangeLog,
-            DynamoDBEventLog,
-            DynamoDBSessionStore,
-            DynamoDBTaskStore,
-        )
-
-        sessions = sessions or DynamoDBSessionStore(settings.table_name)
-        events = events or DynamoDBEventLog(settings.table_name, ttl_seconds=settings.session_ttl_seconds)
-        task_store = task_store or DynamoDBTaskStore(settings.table_name)
-        calls = calls or DynamoDBCallStore(settings.table_name)
-        changes = changes or DynamoDBChangeLog(settings.table_name)
-    calls = calls or InMemoryCallStore()
-    changes = changes or InMemoryChangeLog()
-    app.changes.log = changes
-    sessions = sessions or InMemorySessionStore()
-    events = events or InMemoryEventLog()
+    if stores is None:
+        table = settings.table_name
+        stores = Stores.dynamodb(table, session_ttl_seconds=settings.session_ttl_seconds) if table else Stores.memory()
+    sessions, events = stores.sessions, stores.events
     runner = HandlerRunner(app, StateSealer(key))
-    tasks = _task_runtime(settings, streaming, task_store or InMemoryTaskStore(), events, runner.execute_task)
-    dispatcher = Dispatcher(app, sessions, runner, session_ttl=settings.session_ttl_seconds, tasks=tasks)
+    tasks = _task_runtime(settings, streaming, stores.tasks, events, runner.execute_task)
+    dispatcher = Dispatcher(app, sessions, runner, stores.calls, session_ttl=settings.session_ttl_seconds, tasks=tasks)
     access = Access(app, settings)
     front = Front(
         app,
@@ -87,9 +115,9 @@ def build_kit(
     if streaming:
         transport = StreamingTransport(dispatcher, sessions, events, settings)
     else:
-        transport = BufferedTransport(dispatcher, sessions, events, calls, changes, settings)
-    endpoint = MCPEndpoint(front, transport, dispatcher, sessions)
-    return Kit(app, settings, sessions, events, dispatcher, endpoint, access, tasks)
+        transport = BufferedTransport(dispatcher, sessions, events, stores.calls, stores.changes, settings)
+    endpoint = MCPEndpoint(front, transport, dispatcher, sessions, stores.calls, stores.changes)
+    return Kit(app, settings, stores, dispatcher, endpoint, access, tasks)
 
 
 def _task_runtime(

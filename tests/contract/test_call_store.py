@@ -3,6 +3,7 @@ conditioned on the version, cancellation that survives a (re)start, expiry."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -45,15 +46,19 @@ async def test_runner_saves_are_conditioned_on_version_and_keep_answers(call_sto
     assert final.response == saved.response and final.version == 3
 
 
-async def test_a_cancel_before_or_after_the_start_marks_the_call(call_store: CallStore) -> None:
+async def test_a_cancel_flags_a_known_call_and_writes_nothing_for_an_unknown_one(call_store: CallStore) -> None:
     now = time.time()
-    await call_store.cancel("s1", "call~Nw", now + 1, now + 600)
-    marker = await call_store.get("s1", "call~Nw", time.time())
-    assert marker is not None and marker.nonce == "" and not marker.cancelled
+    assert await call_store.cancel("s1", "call~Nw", now) is None  # a request id the session never used
+    assert await call_store.get("s1", "call~Nw", time.time()) is None
+    marker = await call_store.start(dataclasses.replace(_call(nonce="", created_at=now), task_id="t1"))
+    assert marker.task_id == "t1" and not marker.cancelled
+    flagged = await call_store.cancel("s1", "call~Nw", now + 1)
+    assert flagged is not None and flagged.cancelled and flagged.task_id == "t1"
     started = await call_store.start(_call(created_at=now))
-    assert started.cancelled  # the cancel arrived while the call was still starting
+    assert started.cancelled  # the cancel arrived while only the call's marker existed: it holds
     later = await call_store.start(_call(nonce="n2", created_at=now + 5))
     assert not later.cancelled  # the same request id reused for a later call
+    assert await call_store.cancel("s2", "call~Nw", now + 6) is None  # another session's
 
 
 async def test_expired_calls_are_invisible(call_store: CallStore) -> None:

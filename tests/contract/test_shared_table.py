@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from lambda_mcp.config import Settings
-from lambda_mcp.kit import build_kit
+from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
 from lambda_mcp.storage.dynamodb import DynamoDBEventLog, DynamoDBSessionStore, create_table
 from tests.support.client import MCPTestClient
@@ -23,8 +23,7 @@ def _instance(client: Any, table: str) -> MCPTestClient:
         Settings(state_key=b"shared", table_name=table),
         streaming=False,
         local=True,
-        sessions=DynamoDBSessionStore(table, client=client),
-        events=DynamoDBEventLog(table, client=client),
+        stores=Stores.dynamodb(table, client=client),
     )
     return MCPTestClient(kit)
 

@@ -9,6 +9,7 @@ import pytest
 
 from lambda_mcp.storage import ConflictError
 from lambda_mcp.tasks import InvalidTransition, TaskRecord, TaskStore, new_task_id, transition
+from lambda_mcp.tasks.model import listed
 
 pytestmark = pytest.mark.anyio
 NOW = 1_800_000_000.0
@@ -91,6 +92,8 @@ async def test_listing_pages_through_only_the_owners_tasks_in_creation_order(tas
         if cursor is None:
             break
     assert seen == [t.task_id for t in mine]
+    (first,), _ = await task_store.list_owned("principal:alice", NOW + 10, limit=1)
+    assert first == listed(mine[0]) and first.params == {}  # a listing leaves the request out
     with pytest.raises(ValueError):
         await task_store.list_owned("principal:alice", NOW, "not-a-cursor")
 
@@ -104,9 +107,9 @@ async def test_only_overdue_working_tasks_are_due_and_leaving_working_leaves_the
     assert stored is not None
     await task_store.save(transition(stored, "input_required", NOW + 1, input_requests={"k": {}}))
     due = await task_store.list_due(NOW + 10)
-    assert [t.task_id for t in due] == [overdue.task_id]
+    assert due == [overdue.task_id]
     stored = await task_store.get(overdue.task_id, NOW + 10)
     assert stored is not None
     await task_store.save(transition(stored, "completed", NOW + 11, result={"content": []}))
     assert await task_store.list_due(NOW + 10) == []
-    assert [t.task_id for t in await task_store.list_due(NOW + 60)] == [later.task_id]
+    assert await task_store.list_due(NOW + 60) == [later.task_id]

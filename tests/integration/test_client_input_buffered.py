@@ -17,9 +17,8 @@ import httpx
 import pytest
 
 from lambda_mcp.config import Settings
-from lambda_mcp.kit import build_kit
+from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
-from lambda_mcp.storage import InMemoryCallStore, InMemoryEventLog, InMemorySessionStore
 from lambda_mcp.transport import resumable
 from lambda_mcp.transport.app import create_app
 from tests.support.processes import ROOT
@@ -34,12 +33,12 @@ class Instances:
 
     def __init__(self) -> None:
         app = load_app(str(ROOT / "tests/apps/interaction.py"))
-        shared = {"sessions": InMemorySessionStore(), "events": InMemoryEventLog(), "calls": InMemoryCallStore()}
+        shared = Stores.memory()
         settings = Settings(state_key=b"k", retry_ms=50)
         self.clients = [
             httpx.AsyncClient(
                 transport=httpx.ASGITransport(
-                    app=create_app(build_kit(app, settings, streaming=False, local=True, **shared))
+                    app=create_app(build_kit(app, settings, streaming=False, local=True, stores=shared))
                 ),
                 base_url="http://127.0.0.1:8000",
             )
@@ -235,7 +234,7 @@ async def test_a_cancel_on_the_other_instance_stops_a_running_call_without_a_res
     session = await Session.start(instances, {})
     session.instances.turn = 0
     running = asyncio.ensure_future(session.call("until_cancelled", {"seconds": 10}))
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(1.5)  # a running call leaves its marker after its first second
     assert await session.notify("notifications/cancelled", {"requestId": session.ids, "reason": "user"}) == 202
     started = asyncio.get_running_loop().time()
     messages = await asyncio.wait_for(running, 5)

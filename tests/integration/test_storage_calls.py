@@ -16,9 +16,9 @@ import pytest
 from moto import mock_aws
 
 from lambda_mcp.config import Settings
-from lambda_mcp.kit import build_kit
+from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
-from lambda_mcp.storage.dynamodb import DynamoDBEventLog, DynamoDBSessionStore, create_table
+from lambda_mcp.storage.dynamodb import create_table
 from tests.support.client import MCPTestClient
 from tests.support.processes import ROOT
 
@@ -58,8 +58,7 @@ def _client(dynamodb: tuple[Any, Calls], touch_seconds: float) -> MCPTestClient:
         settings,
         streaming=False,
         local=True,
-        sessions=DynamoDBSessionStore(TABLE, client=client),
-        events=DynamoDBEventLog(TABLE, client=client),
+        stores=Stores.dynamodb(TABLE, client=client),
     )
     return MCPTestClient(kit)
 

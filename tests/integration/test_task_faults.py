@@ -28,6 +28,7 @@ from lambda_mcp.tasks.runtime import TaskRuntime
 from lambda_mcp.worker import handle_event
 from tests.support import fault_app
 from tests.support.client import MCPTestClient
+from tests.support.queues import create_task_queues
 
 pytestmark = pytest.mark.anyio
 OWNER = "principal:fault-test"
@@ -44,7 +45,7 @@ class Stack:
 
     def source(self) -> LocalEventSource:
         def handler(event: dict[str, Any], context: Any) -> Any:
-            return handle_event(self.runtime, event, context, self.dead_letter_arn)
+            return handle_event(self.runtime, event, context, self.dead_letter_arn, self.kit.stores.changes)
 
         return LocalEventSource(
             self.sqs, self.queue_url, self.dead_letter_url, handler, worker_timeout_ms=1000, sweep_seconds=3600
@@ -84,12 +85,8 @@ def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.Mon
     table = f"faults-{token}"
     create_table(boto3.client("dynamodb"), table)
     sqs = boto3.client("sqs")
-    dead_letter_url = sqs.create_queue(QueueName=f"dlq-{token}")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=dead_letter_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "3"})
-    queue_url = sqs.create_queue(
-        QueueName=f"tasks-{token}", Attributes={"VisibilityTimeout": "2", "RedrivePolicy": redrive}
-    )["QueueUrl"]
+    queues = create_task_queues(sqs, token)
+    queue_url, dead_letter_url, arn = queues.url, queues.dead_letter_url, queues.dead_letter_arn
     settings = Settings(table_name=table, task_queue_url=queue_url, task_dead_letter_arn=arn, state_key=b"k" * 32)
     kit = build_kit(fault_app.app, settings, streaming=False, local=True)
     assert kit.tasks is not None
@@ -155,7 +152,7 @@ async def test_the_sweeper_requeues_a_task_whose_lease_ran_out(stack: Stack) -> 
     held = await stack.runtime.store.get(task.task_id, time.time())
     assert held is not None and held.status == "working" and held.lease_owner == "worker-that-dies"
     await asyncio.sleep(0.4)
-    assert await _sweep_until(stack.runtime, "requeued") == {"requeued": 1, "failed": 0}
+    assert await _sweep_until(stack.runtime, "requeued") == {"requeued": 1, "failed": 0, "dropped": 0}
     source = stack.source().start()
     try:
         final = await stack.final(task.task_id)
@@ -172,11 +169,15 @@ async def test_the_sweeper_fails_a_task_after_its_last_attempt(stack: Stack) -> 
         with pytest.raises(fault_app.WorkerKilled):
             await stack.runtime.work(task.task_id, "worker-that-dies", lease_seconds=0.2)
         await asyncio.sleep(0.3)
-    assert await _sweep_until(stack.runtime, "failed") == {"requeued": 0, "failed": 1}
+    assert await _sweep_until(stack.runtime, "failed") == {"requeued": 0, "failed": 1, "dropped": 0}
     final = await stack.final(task.task_id)
     assert final.status == "failed" and final.error is not None
     assert "stopped before finishing, 3 times" in final.error["message"]
-    assert (await stack.runtime.sweep()) == {"requeued": 0, "failed": 0}  # a final task leaves the due index
+    assert (await stack.runtime.sweep()) == {
+        "requeued": 0,
+        "failed": 0,
+        "dropped": 0,
+    }  # a final task leaves the due index
 
 
 async def test_cancel_racing_completion_ends_in_one_state_that_tasks_result_agrees_with(running: Stack) -> None:

@@ -69,10 +69,10 @@ def test_an_augmented_call_is_a_durable_task_listed_only_for_its_owner(
 ) -> None:
     alice, bob = LegacyClient(server.url, recorder), LegacyClient(server.url, recorder)
     created = alice.call(
-        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 1, "label": "a"}, "task": {"ttl": 60000}}
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 1, "label": "a"}, "task": {"ttl": 1200000}}
     )["result"]
     task = created["task"]
-    assert task["status"] == "working" and task["ttl"] == 60000 and task["pollInterval"] > 0
+    assert task["status"] == "working" and task["ttl"] == 1200000 and task["pollInterval"] > 0
     got = alice.call("tasks/get", {"taskId": task["taskId"]})["result"]
     assert got["taskId"] == task["taskId"] and got["createdAt"] == task["createdAt"]
     assert task["taskId"] in [t["taskId"] for t in alice.call("tasks/list")["result"]["tasks"]]

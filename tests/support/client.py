@@ -30,6 +30,10 @@ class Exchange:
         self.status = response.status_code
         self.headers = response.headers
         self.messages = messages
+        self.text = response.text
+        ids = [line[4:].strip() for line in self.text.splitlines() if line.startswith("id: ")]
+        self.last_event_id = ids[-1] if ids else None
+        """The id of the last SSE event (where a GET with `Last-Event-ID` resumes), if any."""
 
     @property
     def body(self) -> dict[str, Any]:

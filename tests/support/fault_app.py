@@ -48,3 +48,24 @@ async def quick(ctx: Context, label: str) -> str:
     await asyncio.sleep(random.uniform(0, 0.05))
     ctx.check_cancelled()
     return f"{label} finished"
+
+
+@app.tool()
+async def ask(ctx: Context) -> str:
+    """One elicitation, then the answer (a buffered call suspends and resumes around it)."""
+    answer = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="n")
+    return f"hello {(answer.get('content') or {}).get('name')}"
+
+
+@app.tool(task_support="required")
+async def approve(ctx: Context) -> str:
+    """A task that parks in input_required until the client answers."""
+    answer = await ctx.elicit("Approve?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="ok")
+    return f"approved={(answer.get('content') or {}).get('ok')}"
+
+
+@app.tool()
+async def publish(ctx: Context) -> str:
+    """Announces an update of a resource (a write to the change feed)."""
+    await ctx.notify_resource_updated("test://announced")
+    return "published"

@@ -84,7 +84,7 @@ class LambdaPair:
     def __init__(
         self, target: str, work: Path, dynamodb: str, sqs: str, violations: Path, env: dict[str, str] | None = None
     ) -> None:
-        table = f"pair-{secrets.token_hex(4)}"
+        table = self.table = f"pair-{secrets.token_hex(4)}"
         # every instance seals requestState with one key, and serves the door's host (as a Lambda
         # behind API Gateway serves the API's domain, not its own)
         env = {
@@ -106,10 +106,10 @@ class LambdaPair:
                         env=env,
                     )
                 )
+            self.door = FrontDoor([p.url for p in self.processes], violations)
         except Exception:
             self.stop()
             raise
-        self.door = FrontDoor([p.url for p in self.processes], violations)
         self.url = self.door.url
 
     def output(self) -> str:

@@ -63,7 +63,7 @@ class Recorder:
     def _requests(self, body: bytes) -> list[dict[str, Any]]:
         try:
             decoded = json.loads(body) if body else []
-        except ValueError:
+        except (ValueError, RecursionError):  # hostile input the server must refuse: nothing to record
             return []
         items = decoded if isinstance(decoded, list) else [decoded]
         return [item for item in items if isinstance(item, dict)]

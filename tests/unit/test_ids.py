@@ -26,8 +26,12 @@ from lambda_mcp.protocol.ids import (
     parse_last_event_id,
     parse_stream,
 )
+from lambda_mcp.protocol.limits import MAX_ID_BYTES
 
-request_ids = st.one_of(st.text(max_size=64), st.integers(min_value=-(2**53), max_value=2**53))
+request_ids = st.one_of(
+    st.text(max_size=128).filter(lambda text: len(text.encode(errors="replace")) <= MAX_ID_BYTES),
+    st.integers(min_value=-(2**63 - 1), max_value=2**63 - 1),
+)
 tokens = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=40)
 keys = st.text(max_size=40)
 streams = st.one_of(

@@ -86,9 +86,29 @@ async def test_a_task_that_cannot_be_queued_is_failed_not_left_working() -> None
     runtime = _runtime(Recorded(fail=True))
     with pytest.raises(SubmitFailed):
         await _create(runtime)
-    (record,), _ = await runtime.store.list_owned("session:s1", runtime.clock())
-    assert record.status == "failed" and record.error is not None
+    (listed,), _ = await runtime.store.list_owned("session:s1", runtime.clock())
+    record = await runtime.store.get(listed.task_id, runtime.clock())
+    assert record is not None and record.status == "failed" and record.error is not None
     assert record.error["message"] == "Task could not be queued for execution"
+
+
+async def test_a_resumed_task_the_queue_refuses_stays_working_and_due_for_the_sweeper() -> None:
+    executor = Recorded()
+    runtime = _runtime(executor)
+    task = await _create(runtime)
+    parked = await runtime.store.save(
+        dataclasses.replace(
+            task, status="input_required", input_requests={"q": {"method": "elicitation/create"}}, due_at=0.0
+        )
+    )
+    executor.fail = True
+    resumed = await runtime.answer(parked, {"q": {"action": "accept"}})
+    stored = await runtime.store.get(task.task_id, runtime.clock())
+    assert resumed.status == "working" and stored is not None and stored.status == "working"
+    assert stored.input_responses == {"q": {"action": "accept"}}  # the answer is kept
+    assert 0 < stored.due_at <= runtime.clock()  # due now: the next sweep queues it
+    executor.fail = False
+    assert (await runtime.sweep())["requeued"] == 1 and executor.submitted[-1] == task.task_id
 
 
 async def test_a_second_message_for_a_claimed_task_does_nothing() -> None:

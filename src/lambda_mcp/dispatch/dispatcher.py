@@ -8,6 +8,7 @@ unexpected becomes -32603 without internals, and a request the client cancelled 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from ..protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND_LEGACY,
+    UNAVAILABLE,
     MCPError,
     invalid_params,
     method_not_found,
@@ -25,15 +27,23 @@ from ..protocol.errors import (
 )
 from ..protocol.ids import new_session_id
 from ..protocol.jsonrpc import Message
+from ..protocol.limits import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_CLIENT_DATA_BYTES,
+    MAX_SUBSCRIBED_URI_CHARS,
+    MAX_SUBSCRIPTIONS,
+    MAX_URI_CHARS,
+)
 from ..protocol.names import LEGACY_TASKS_CAPABILITY, LOG_LEVELS, META_SERVER_INFO, TASKS_EXTENSION
 from ..server.app import MCPApp
 from ..server.context import CallSuspended, CancelledByClient, Context, InputRequired
 from ..server.prompts import Prompt
 from ..server.resources import Resource
 from ..server.tools import Tool
-from ..storage.ports import SessionStore
+from ..storage.errors import LimitExceeded, StorageUnavailable
+from ..storage.ports import CallStore, SessionStore
 from ..storage.records import SessionRecord
-from ..tasks.runtime import TaskRuntime
+from ..tasks.runtime import SubmitFailed, TaskRuntime
 from .context import Answer, Channel, Handler, RequestContext, WaitInterrupted
 from .pagination import page
 from .runner import HandlerRunner, TaskStarted
@@ -63,6 +73,7 @@ class Dispatcher:
         app: MCPApp,
         sessions: SessionStore,
         runner: HandlerRunner,
+        calls: CallStore,
         *,
         session_ttl: float = 3600.0,
         clock: Callable[[], float] = time.time,
@@ -73,7 +84,7 @@ class Dispatcher:
         self.runner = runner
         self.session_ttl = session_ttl
         self.clock = clock
-        self.task_methods = TaskMethods(tasks, app) if tasks is not None else None
+        self.task_methods = TaskMethods(tasks, app, calls) if tasks is not None else None
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
@@ -116,6 +127,10 @@ class Dispatcher:
             return Answer(jsonrpc.error_message(message.id, exc.to_error()), status)
         except (WaitInterrupted, CallSuspended):
             raise  # the transport ends the response for the client to resume
+        except (StorageUnavailable, SubmitFailed):  # after the AWS clients' own retries: the client retries
+            logger.warning("storage or task queue unavailable serving %s", message.method, exc_info=True)
+            error = {"code": INTERNAL_ERROR, "message": UNAVAILABLE}
+            return Answer(jsonrpc.error_message(message.id, error), 503)
         except (CancelledByClient, InputRequired):
             if channel.is_cancelled():
                 return Answer(None)
@@ -164,6 +179,8 @@ class Dispatcher:
         client_info = params.get("clientInfo", {})
         if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
             raise invalid_params("initialize needs capabilities and clientInfo objects")
+        if _json_size([capabilities, client_info]) > MAX_CLIENT_DATA_BYTES:
+            raise invalid_params(f"capabilities and clientInfo take more than {MAX_CLIENT_DATA_BYTES} bytes")
         version = versions.negotiate_legacy(params.get("protocolVersion"))
         now = self.clock()
         record = SessionRecord(
@@ -202,11 +219,19 @@ class Dispatcher:
         return {}
 
     async def _subscribe(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        await self.sessions.subscribe(_session(request).session_id, _string(params, "uri"), True)
+        uri = _uri(params)
+        if len(uri) > MAX_SUBSCRIBED_URI_CHARS:
+            raise invalid_params(f"A session subscribes to URIs of at most {MAX_SUBSCRIBED_URI_CHARS} characters")
+        if not await self.app.may_subscribe(uri, request.principal):
+            raise invalid_params(f"Not allowed to subscribe to {uri}", {"uri": uri})
+        try:
+            await self.sessions.subscribe(_session(request).session_id, uri, True, limit=MAX_SUBSCRIPTIONS)
+        except LimitExceeded:
+            raise invalid_params(f"A session may hold at most {MAX_SUBSCRIPTIONS} subscriptions") from None
         return {}
 
     async def _unsubscribe(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        await self.sessions.subscribe(_session(request).session_id, _string(params, "uri"), False)
+        await self.sessions.subscribe(_session(request).session_id, _uri(params), False)
         return {}
 
     # -- lists ----------------------------------------------------------------------------
@@ -246,6 +271,8 @@ class Dispatcher:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise invalid_params("tools/call arguments must be an object")
+        if _json_size(arguments) > MAX_ARGUMENTS_BYTES:  # they may be stored (a task, a suspended call)
+            raise invalid_params(f"tools/call arguments take more than {MAX_ARGUMENTS_BYTES} bytes")
         tasks = self.task_methods
         as_task = False
         if request.era == "legacy":
@@ -296,7 +323,7 @@ class Dispatcher:
     async def _resources_read(
         self, params: dict[str, Any], request: RequestContext, channel: Channel
     ) -> dict[str, Any]:
-        uri = _string(params, "uri")
+        uri = _uri(params)
         found = self.app.resource_for(uri)
         if found is None:
             if request.era == "modern":
@@ -340,6 +367,17 @@ def _session(request: RequestContext) -> SessionRecord:
     if request.session is None:
         raise invalid_params("This method needs an initialized session")
     return request.session
+
+
+def _uri(params: dict[str, Any]) -> str:
+    uri = _string(params, "uri")
+    if len(uri) > MAX_URI_CHARS:
+        raise invalid_params(f"A resource URI has at most {MAX_URI_CHARS} characters")
+    return uri
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
 
 
 def _string(params: dict[str, Any], key: str) -> str:

@@ -66,8 +66,34 @@ class ModernInput:
         return {key: _answer_of(self.answers[key]) for key in requests}
 
 
-def _require_declared(request: dict[str, Any], capabilities: dict[str, Any]) -> None:
-    """Legacy: a request for a capability the client did not declare is never sent; the handler gets an error."""
+_PRIMITIVE_TYPES = ("string", "number", "integer", "boolean")
+
+
+def revision_gap(request: dict[str, Any], version: str) -> str | None:
+    """Why a legacy session's protocol revision cannot carry this input request, if it cannot: elicitation
+    exists from 2025-06-18, URL mode, sampling with tools and multi-select (array) fields from 2025-11-25."""
+    method, params = request.get("method"), request.get("params") or {}
+    if method == "elicitation/create":
+        if version < "2025-06-18":
+            return f"elicitation does not exist in protocol revision {version}"
+        if version < "2025-11-25" and params.get("mode") == "url":
+            return f"URL-mode elicitation does not exist in protocol revision {version}"
+        properties = (params.get("requestedSchema") or {}).get("properties") or {}
+        if version < "2025-11-25" and any(
+            not isinstance(p, dict) or p.get("type") not in _PRIMITIVE_TYPES for p in properties.values()
+        ):
+            return f"protocol revision {version} elicits only string, number, integer and boolean fields"
+    if method == "sampling/createMessage" and version < "2025-11-25" and "tools" in params:
+        return f"sampling with tools does not exist in protocol revision {version}"
+    return None
+
+
+def _require_declared(request: dict[str, Any], capabilities: dict[str, Any], version: str) -> None:
+    """Legacy: a request the client did not declare a capability for, or its revision cannot carry, is never
+    sent; the handler gets an error."""
+    gap = revision_gap(request, version)
+    if gap is not None:
+        raise RuntimeError(f"the client cannot be asked this: {gap}")
     needed = required_capability(request, capabilities)
     if needed is not None:
         raise RuntimeError(f"the client did not declare the {next(iter(needed))!r} capability")
@@ -76,14 +102,15 @@ def _require_declared(request: dict[str, Any], capabilities: dict[str, Any]) -> 
 class LegacyStreamingInput:
     """Sends each request to the client on the call's stream and waits for its response POST."""
 
-    def __init__(self, capabilities: dict[str, Any], server_request: Ask) -> None:
+    def __init__(self, capabilities: dict[str, Any], version: str, server_request: Ask) -> None:
         self._capabilities = capabilities
+        self._version = version
         self._server_request = server_request
 
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
         for key, request in requests.items():
-            _require_declared(request, self._capabilities)
+            _require_declared(request, self._capabilities, self._version)
             answers[key] = await self._server_request(request["method"], dict(request.get("params") or {}))
         return answers
 
@@ -95,15 +122,17 @@ class LegacyBufferedInput:
         self,
         resumption: Resumption,
         capabilities: dict[str, Any],
+        version: str,
         send: Send,
     ) -> None:
         self._resumption = resumption
         self._capabilities = capabilities
+        self._version = version
         self._send = send
 
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
         for request in requests.values():
-            _require_declared(request, self._capabilities)
+            _require_declared(request, self._capabilities, self._version)
         # Every request is sent on every run, answered or not, so each run numbers its messages the
         # same way: the transport drops those an earlier response already carried.
         for key, request in requests.items():

@@ -55,7 +55,7 @@ class StateSealer:
         if not isinstance(state, str) or state.count(".") != 1:
             raise invalid_params("Invalid requestState: integrity check failed")
         data, mac = state.split(".")
-        if not hmac.compare_digest(mac, self._mac(data)):
+        if not hmac.compare_digest(mac.encode(), self._mac(data).encode()):  # bytes: any text compares
             raise invalid_params("Invalid requestState: integrity check failed")
         try:
             body = json.loads(b64url.decode(data))

@@ -21,6 +21,7 @@ from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
 from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
 from ..server.app import MCPApp
 from ..server.context import CancelledByClient, Context, InputChannel, InputRequired, StartTask
+from ..storage.errors import StorageUnavailable
 from ..tasks.model import TaskRecord
 from ..tasks.runtime import Notify, Outcome
 from .context import Channel, RequestContext
@@ -76,18 +77,15 @@ class HandlerRunner:
             log_level = _modern_log_level(meta)
         else:
             if channel.ask is not None:
-                inputs = LegacyStreamingInput(capabilities, channel.ask)
+                inputs = LegacyStreamingInput(capabilities, request.version, channel.ask)
             elif channel.resumption is not None:
-                inputs = LegacyBufferedInput(channel.resumption, capabilities, channel.send)
+                inputs = LegacyBufferedInput(channel.resumption, capabilities, request.version, channel.send)
             else:
                 inputs = NoInput()
             log_level = (request.session.log_level if request.session else None) or "debug"
 
         async def emit(method_name: str, notification_params: dict[str, Any]) -> None:
             await channel.send(jsonrpc.notification(method_name, notification_params))
-
-        async def notify_changed(kind: str, uri: str | None) -> None:
-            await self.app.changes.publish(kind, uri)
 
         ctx = Context(
             request_id=request.request_id,
@@ -103,7 +101,7 @@ class HandlerRunner:
             log_level=log_level,
             is_cancelled=channel.is_cancelled,
             close_stream=channel.close_stream,
-            notify_changed=notify_changed,
+            notify_changed=self.app.changes.publish,
             start_task=_task_starter(modern) if start_task else None,
             task_id=task.task_id if task is not None else None,
         )
@@ -155,6 +153,8 @@ class HandlerRunner:
             return Outcome("cancelled")
         except MCPError as exc:
             return Outcome("failed", error=exc.to_error())
+        except StorageUnavailable:
+            raise  # not the tool's failure: the worker's message is retried, or the sweeper requeues the task
         except Exception:
             logger.exception("task %s failed", record.task_id)
             return Outcome("failed", error={"code": INTERNAL_ERROR, "message": "Internal error"})

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -10,12 +11,13 @@ from typing import Any
 from ..polling import Backoff
 from ..protocol import jsonrpc
 from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params, method_not_found
-from ..protocol.ids import TaskInputId, TaskStream, parse_input_id
-from ..protocol.jsonrpc import RequestId
+from ..protocol.ids import CallStream, TaskInputId, TaskStream, could_be_task_id, parse_input_id
 from ..protocol.names import RELATED_TASK, TASKS_EXTENSION
 from ..server.app import MCPApp
+from ..storage.ports import CallStore
+from ..storage.records import CallRecord
 from ..tasks.model import TaskRecord
-from ..tasks.runtime import SubmitFailed, TaskRuntime
+from ..tasks.runtime import TaskRuntime
 from .context import Channel, Era, Handler, RequestContext, WaitInterrupted
 
 logger = logging.getLogger("lambda_mcp")
@@ -93,9 +95,11 @@ def cancelled_error(task_id: str) -> dict[str, Any]:
 
 
 class TaskMethods:
-    def __init__(self, runtime: TaskRuntime, app: MCPApp) -> None:
+    def __init__(self, runtime: TaskRuntime, app: MCPApp, calls: CallStore) -> None:
         self.runtime = runtime
         self.app = app
+        self.calls = calls
+        """Where a legacy task's creating request leaves its marker (found by `notifications/cancelled`)."""
 
     def modern_handlers(self) -> dict[str, Handler]:
         return {"tasks/get": self._get, "tasks/update": self._update, "tasks/cancel": self._cancel}
@@ -115,24 +119,25 @@ class TaskMethods:
         requested = params.get("task")
         ttl = requested.get("ttl") if request.era == "legacy" and isinstance(requested, dict) else None
         session = request.session
-        try:
-            record = await self.runtime.create(
-                owner=owner_of(request),
-                method=method,
-                params=params,
-                wire=request.era,
-                protocol_version=request.version,
-                client_capabilities=dict(request.client_capabilities),
-                answers=answers,
-                requested_ttl_ms=ttl if isinstance(ttl, int) and ttl > 0 else None,
-                session_id=session.session_id if session else None,
-                request_id=request.request_id,
-                log_level=((session.log_level if session else None) or "debug") if request.era == "legacy" else None,
-                scopes=sorted(request.scopes) if request.scopes is not None else None,
-            )
-        except SubmitFailed as exc:
-            raise MCPError(INTERNAL_ERROR, "The task could not be queued for execution; try again") from exc
+        record = await self.runtime.create(
+            owner=owner_of(request),
+            method=method,
+            params=params,
+            wire=request.era,
+            protocol_version=request.version,
+            client_capabilities=dict(request.client_capabilities),
+            answers=answers,
+            requested_ttl_ms=ttl if isinstance(ttl, int) and ttl > 0 else None,
+            session_id=session.session_id if session else None,
+            request_id=request.request_id,
+            log_level=((session.log_level if session else None) or "debug") if request.era == "legacy" else None,
+            scopes=sorted(request.scopes) if request.scopes is not None else None,
+        )  # `SubmitFailed` when the queue is down: the dispatcher answers 503, the client tries again
         if request.era == "legacy":
+            if session is not None and request.request_id is not None:  # a cancel of the request finds the task
+                stream = CallStream(request.request_id).format()
+                marker = CallRecord(session.session_id, stream, "", {}, record.created_at, record.expires_at)
+                await self.calls.start(dataclasses.replace(marker, task_id=record.task_id))
             return {"task": legacy_task(record)}
         return {"resultType": "task", **modern_task(record, detailed=False)}
 
@@ -142,7 +147,7 @@ class TaskMethods:
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise invalid_params('"taskId" must be a string')
-        record = await self.runtime.get(task_id, owner_of(request))
+        record = await self.runtime.get(task_id, owner_of(request)) if could_be_task_id(task_id) else None
         if record is None:
             raise invalid_params(f"Unknown or expired task: {task_id}")
         return record
@@ -270,19 +275,9 @@ class TaskMethods:
         await self.runtime.answer(record, {answered.key: answer})
         return True
 
-    async def cancel_created_by(self, request: RequestContext, request_id: RequestId) -> bool:
-        """Legacy `notifications/cancelled` naming the request that created a task: cancel the task
-        (the spec asks clients to use `tasks/cancel`; this honours the notification the same way)."""
-        if request.session is None:
-            return False
-        cursor: str | None = None
-        for _ in range(20):
-            records, cursor = await self.runtime.store.list_owned(owner_of(request), self.runtime.clock(), cursor)
-            for record in records:
-                if record.session_id == request.session.session_id and record.request_id == request_id:
-                    if not record.terminal:
-                        await self.runtime.cancel(record)
-                    return True
-            if cursor is None:
-                break
-        return False
+    async def cancel_created_task(self, request: RequestContext, task_id: str) -> None:
+        """Legacy `notifications/cancelled` naming the request that created a task (its marker names the
+        task): cancel the task, as `tasks/cancel` would (the spec asks clients for `tasks/cancel`)."""
+        record = await self.runtime.get(task_id, owner_of(request))
+        if record is not None and not record.terminal:
+            await self.runtime.cancel(record)

@@ -18,4 +18,4 @@ _runtime = kit.tasks
 
 
 def handler(event: dict[str, Any], context: Any) -> Any:
-    return handle_event(_runtime, event, context, kit.settings.task_dead_letter_arn)
+    return handle_event(_runtime, event, context, kit.settings.task_dead_letter_arn, kit.stores.changes)

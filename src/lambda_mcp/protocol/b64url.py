@@ -42,7 +42,7 @@ def decode_text(encoded: str) -> str | None:
 
 def encode_request_id(request_id: object) -> str:
     """A JSON-RPC request id (string or number) as id-safe text."""
-    return encode(json.dumps(request_id).encode())
+    return encode(json.dumps(request_id, ensure_ascii=False).encode())
 
 
 def decode_request_id(encoded: str) -> RequestId | None:

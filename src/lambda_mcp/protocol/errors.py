@@ -15,6 +15,12 @@ HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
+UNAVAILABLE = (
+    "Service temporarily unavailable (storage or the task queue is throttled or unreachable): retry the request"
+)
+"""The message of the -32603 answered with HTTP 503 when storage or the task queue failed after the
+AWS client's own retries."""
+
 _HTTP_STATUS_MODERN = {
     PARSE_ERROR: 400,
     INVALID_REQUEST: 400,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from . import b64url
 from .jsonrpc import RequestId
+from .limits import MAX_TASK_ID_CHARS
 
 _ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _HEX = frozenset("0123456789abcdef")
@@ -42,6 +43,12 @@ def new_session_id() -> str:
 def new_task_id() -> str:
     """An unguessable task id (192 random bits): ids may act as bearer handles."""
     return secrets.token_urlsafe(24)
+
+
+def could_be_task_id(text: str) -> bool:
+    """Whether `text` has the shape of an id this kit mints (URL-safe, at most `MAX_TASK_ID_CHARS`), so
+    anything else is answered "unknown" without a read or a key built from it."""
+    return len(text) <= MAX_TASK_ID_CHARS and text.isascii() and text.replace("-", "").replace("_", "").isalnum()
 
 
 # -- event-log streams --------------------------------------------------------------------------
@@ -159,7 +166,7 @@ def is_change_cursor(text: str) -> bool:
 
 
 MAX_STREAM = 512
-"""Longest stream name accepted back: a `tasks/result` wait stream for a 256-character request id, with room."""
+"""Longest stream name accepted back: a `tasks/result` wait stream for the longest request id, with room."""
 
 
 def parse_event_id(text: str) -> EventId | None:

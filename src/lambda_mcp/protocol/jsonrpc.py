@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
-from .errors import INVALID_REQUEST, MCPError
+from .errors import INVALID_REQUEST, PARSE_ERROR, MCPError
+from .limits import MAX_DEPTH, MAX_ID_BYTES, MAX_INTEGER_ID
 
 RequestId = str | int
 Kind = Literal["request", "notification", "response"]
@@ -26,8 +28,44 @@ class Message:
     params: dict[str, Any] | None = None
 
 
-def _valid_id(value: object) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+def valid_id(value: object) -> TypeGuard[RequestId]:
+    """Whether `value` may be a request id here: a string of at most `MAX_ID_BYTES` bytes or a 64-bit
+    integer (ids become parts of stream names and storage keys)."""
+    if isinstance(value, str):
+        if len(value) > MAX_ID_BYTES:
+            return False
+        try:
+            return len(value.encode()) <= MAX_ID_BYTES
+        except UnicodeEncodeError:  # a lone surrogate (valid JSON, not UTF-8): no key or header can hold it
+            return False
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_INTEGER_ID
+
+
+def parse(body: bytes) -> Any:
+    """Decode a request body; `MCPError(PARSE_ERROR)` for anything that is not JSON of at most
+    `MAX_DEPTH` levels (deeper input would otherwise cost recursion: an error, never a crash)."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise MCPError(PARSE_ERROR, "Parse error: the body is not valid JSON") from None
+    if _too_deep(decoded):
+        raise MCPError(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
+    return decoded
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether containers nest more than `MAX_DEPTH` levels (breadth first: each level once)."""
+    level: list[Any] = [value] if isinstance(value, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        level = [
+            item
+            for container in level
+            for item in (container.values() if isinstance(container, dict) else container)
+            if isinstance(item, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def classify(obj: object) -> Message:
@@ -40,7 +78,7 @@ def classify(obj: object) -> Message:
         raise MCPError(INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object")
     raw: dict[str, Any] = obj
     rid = raw.get("id")
-    echo = {"id": rid} if _valid_id(rid) else None
+    echo = {"id": rid} if valid_id(rid) else None
     if raw.get("jsonrpc") != "2.0":
         raise MCPError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', echo)
     if "method" in raw:
@@ -52,10 +90,13 @@ def classify(obj: object) -> Message:
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object', echo)
         if "id" not in raw:
             return Message("notification", raw, method=method, params=params)
-        if not _valid_id(rid):
-            raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        if not valid_id(rid):
+            raise MCPError(
+                INVALID_REQUEST,
+                f'Invalid Request: "id" must be a string of at most {MAX_ID_BYTES} bytes or a 64-bit integer',
+            )
         return Message("request", raw, id=rid, method=method, params=params)
-    if ("result" in raw) != ("error" in raw) and _valid_id(rid):
+    if ("result" in raw) != ("error" in raw) and valid_id(rid):
         return Message("response", raw, id=rid)
     raise MCPError(INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response", echo)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal, TypeVar
 
@@ -55,6 +56,7 @@ class MCPApp:
         self.prompts: dict[str, Prompt] = {}
         self.completion_handler: CompletionHandler | None = None
         self.changes = ChangeFeed()
+        self._subscription_filter: Callable[[str, str | None], bool | Awaitable[bool]] | None = None
 
     # -- decorators -----------------------------------------------------------------------
     def tool(
@@ -184,14 +186,31 @@ class MCPApp:
 
         return register
 
+    def subscription_filter(self) -> Callable[[F], F]:
+        """Register `fn(uri, principal) -> bool` (or an async one) deciding who may subscribe to a resource
+        (legacy `resources/subscribe`, 2026 `subscriptions/listen`): keep principals apart."""
+
+        def register(fn: F) -> F:
+            self._subscription_filter = fn
+            return fn
+
+        return register
+
+    async def may_subscribe(self, uri: str, principal: str | None) -> bool:
+        """Whether `principal` may subscribe to `uri`: the app's filter says so (everyone may, without one)."""
+        if self._subscription_filter is None:
+            return True
+        allowed = self._subscription_filter(uri, principal)
+        return bool(await allowed if inspect.isawaitable(allowed) else allowed)
+
     # -- change notifications -------------------------------------------------------------
     async def notify_list_changed(self, kind: str) -> None:
         """Announce that the `tools`, `prompts` or `resources` list changed."""
         await self.changes.publish(kind, None)
 
-    async def notify_resource_updated(self, uri: str) -> None:
-        """Announce that the resource at `uri` changed."""
-        await self.changes.publish("resource", uri)
+    async def notify_resource_updated(self, uri: str, *, principal: str | None = None) -> None:
+        """Announce that the resource at `uri` changed; with `principal`, only to that principal's listeners."""
+        await self.changes.publish("resource", uri, principal)
 
     # -- scopes ---------------------------------------------------------------------------
     def scopes_for(self, method: str, params: dict[str, Any]) -> frozenset[str]:
@@ -207,7 +226,8 @@ class MCPApp:
             return found[0].scopes if found is not None else frozenset()
         ref = params.get("ref")
         if method == "completion/complete" and isinstance(ref, dict) and ref.get("type") == "ref/prompt":
-            prompt = self.prompts.get(ref.get("name"))  # type: ignore[arg-type]
+            name = ref.get("name")
+            prompt = self.prompts.get(name) if isinstance(name, str) else None
             return prompt.scopes if prompt is not None else frozenset()
         return frozenset()
 

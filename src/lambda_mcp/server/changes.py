@@ -1,37 +1,64 @@
 """The change feed: list and resource changes, fanned out to listeners in this process and written to
-the durable change log (when the kit gave the feed one) for listeners on other instances.
+the durable change log of the kit serving the current request (or task run), for listeners on other
+instances.
 
 Listeners in this process are the legacy GET streams and 2026 `subscriptions/listen` streams of a
-streaming server; a buffered deployment's listeners poll the change log instead.
+streaming server; a buffered deployment's listeners poll the change log instead. The kit names the
+durable log for the duration of a request (`publishing_to`), so an app object is never tied to one
+kit: two kits may serve one app.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from ..storage.ports import ChangeLog
 
+_durable: ContextVar[ChangeLog | None] = ContextVar("lambda_mcp_change_log", default=None)
+
+
+class Published(NamedTuple):
+    """One change: `kind` is `tools`, `prompts`, `resources` (a list changed) or `resource` (`uri` was
+    updated); `principal` limits who hears of it (None: every listener)."""
+
+    kind: str
+    uri: str | None
+    principal: str | None = None
+
+
+@contextmanager
+def publishing_to(log: ChangeLog) -> Iterator[None]:
+    """Changes published in this context (and in tasks it starts) also go to `log`."""
+    token = _durable.set(log)
+    try:
+        yield
+    finally:
+        _durable.reset(token)
+
 
 class ChangeFeed:
     def __init__(self) -> None:
-        self._queues: set[asyncio.Queue[tuple[str, str | None]]] = set()
-        self.log: ChangeLog | None = None
-        """Set by the kit: where changes go for every instance and the worker to see."""
+        self._queues: set[asyncio.Queue[Published]] = set()
 
-    def listen(self) -> asyncio.Queue[tuple[str, str | None]]:
-        queue: asyncio.Queue[tuple[str, str | None]] = asyncio.Queue()
+    def listen(self) -> asyncio.Queue[Published]:
+        queue: asyncio.Queue[Published] = asyncio.Queue()
         self._queues.add(queue)
         return queue
 
-    def close(self, queue: asyncio.Queue[tuple[str, str | None]]) -> None:
+    def close(self, queue: asyncio.Queue[Published]) -> None:
         self._queues.discard(queue)
 
-    async def publish(self, kind: str, uri: str | None) -> None:
+    async def publish(self, kind: str, uri: str | None, principal: str | None = None) -> None:
         """`kind` is `tools`, `prompts`, `resources` (list changed) or `resource` (one `uri` updated)."""
+        change = Published(kind, uri, principal)
         for queue in list(self._queues):
-            queue.put_nowait((kind, uri))
-        if self.log is not None:
-            await self.log.publish(kind, uri, time.time())
+            queue.put_nowait(change)
+        log = _durable.get()
+        if log is not None:
+            await log.publish(kind, uri, time.time(), principal)

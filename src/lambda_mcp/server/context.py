@@ -17,7 +17,12 @@ from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRE
 from ..protocol.names import LOG_LEVELS
 
 
-class InputRequired(Exception):
+class Suspension(BaseException):  # noqa: N818 (a control-flow signal, like asyncio.CancelledError)
+    """Control flow of the kit through a handler: it must reach the kit even through a handler's own
+    `except Exception:`, so it derives from `BaseException`, as `asyncio.CancelledError` does."""
+
+
+class InputRequired(Suspension):
     """A suspension: the handler needs client answers for `requests` (key -> `{method, params}`)."""
 
     def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
@@ -42,12 +47,13 @@ class ClientError(Exception):
         self.message = message
 
 
-class StartTask(Exception):
+class StartTask(Suspension):
     """Raised by `Context.start_task()` on the inline run of a deferred task tool: the call becomes a task here."""
 
 
-class CancelledByClient(Exception):
-    """Raised by `Context.check_cancelled()` once the client cancelled the request."""
+class CancelledByClient(Suspension):
+    """Raised by `Context.check_cancelled()` once the client cancelled the request (like
+    `asyncio.CancelledError`, a handler's `except Exception:` does not swallow it)."""
 
 
 class InputChannel(Protocol):
@@ -74,7 +80,7 @@ class Context:
         log_level: str | None,
         is_cancelled: Callable[[], bool],
         close_stream: Callable[[], Awaitable[None]] | None = None,
-        notify_changed: Callable[[str, str | None], Awaitable[None]] | None = None,
+        notify_changed: Callable[[str, str | None, str | None], Awaitable[None]] | None = None,
         start_task: Callable[[], Awaitable[None]] | None = None,
         task_id: str | None = None,
         scopes: frozenset[str] | None = None,
@@ -257,9 +263,9 @@ class Context:
     async def notify_list_changed(self, kind: str) -> None:
         """Tell listening clients the `tools`, `prompts` or `resources` list changed."""
         if self._notify_changed is not None:
-            await self._notify_changed(kind, None)
+            await self._notify_changed(kind, None, None)
 
-    async def notify_resource_updated(self, uri: str) -> None:
-        """Tell subscribed clients the resource at `uri` changed."""
+    async def notify_resource_updated(self, uri: str, *, principal: str | None = None) -> None:
+        """Tell subscribed clients the resource at `uri` changed; with `principal`, only that principal's."""
         if self._notify_changed is not None:
-            await self._notify_changed("resource", uri)
+            await self._notify_changed("resource", uri, principal)

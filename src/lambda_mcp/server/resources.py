@@ -97,12 +97,24 @@ def build_resource(
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
-    """RFC 6570 level-1 templates: each `{var}` matches one non-empty path segment."""
-    parts: list[str] = []
-    last = 0
-    for found in _VARIABLE.finditer(template):
-        parts.append(re.escape(template[last : found.start()]))
-        parts.append(f"(?P<{found.group(1)}>[^/?#]+)")
-        last = found.end()
-    parts.append(re.escape(template[last:]))
+    """RFC 6570 level-1 templates: each `{var}` matches a non-empty run of characters other than `/`,
+    `?`, `#` and the first character of the literal text after it. So every variable ends where the
+    next literal begins and matching takes linear time in the URI's length, whatever the URI (a
+    variable may then not contain that character: in `{name}.{ext}`, `a.b.c` gives name `a`,
+    ext `b.c`). Adjacent variables (`{a}{b}`) are ambiguous and refused."""
+    pieces = _VARIABLE.split(template)  # literal, name, literal, name, ..., literal
+    names = pieces[1::2]
+    if len(set(names)) != len(names):
+        raise ValueError(f"resource template {template!r} names a variable twice")
+    parts: list[str] = [re.escape(pieces[0])]
+    for index, name in enumerate(names):
+        after = pieces[2 * index + 2]
+        if not after and index < len(names) - 1:
+            raise ValueError(
+                f"resource template {template!r} has adjacent variables {{{name}}}{{{names[index + 1]}}}:"
+                " put literal text between them"
+            )
+        stop = re.escape(after[0]) if after else ""
+        parts.append(f"(?P<{name}>[^/?#{stop}]+)")
+        parts.append(re.escape(after))
     return re.compile("".join(parts))

@@ -20,8 +20,9 @@ from ..protocol.types import (
     TextContent,
     WireModel,
 )
+from ..storage.errors import StorageError
 from . import _signature
-from .context import CancelledByClient, Context, InputRequired, StartTask
+from .context import Context
 
 _BLOCK_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 
@@ -63,7 +64,7 @@ class Tool:
             kwargs[self.context_param] = ctx
         try:
             value = await _signature.call(self.fn, kwargs)
-        except (MCPError, InputRequired, CancelledByClient, StartTask):
+        except (MCPError, StorageError):  # the protocol's errors, and the kit's own storage failing under ctx
             raise
         except Exception as exc:  # a tool failure is a result the model can read, not a protocol error
             return error_result(str(exc) or type(exc).__name__)

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from ..protocol.ids import EventId, change_cursor, parse_event_id
-from .errors import ConflictError, NotFoundError
+from .errors import ConflictError, LimitExceeded, NotFoundError
 from .records import CallRecord, Change, SessionRecord, StoredEvent
 
 
@@ -42,9 +42,11 @@ class InMemorySessionStore:
     async def set_log_level(self, session_id: str, level: str) -> None:
         self._live(session_id).log_level = level
 
-    async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> None:
+    async def subscribe(self, session_id: str, uri: str, subscribed: bool, *, limit: int | None = None) -> None:
         subscriptions = self._live(session_id).subscriptions
         if subscribed:
+            if limit is not None and uri not in subscriptions and len(subscriptions) >= limit:
+                raise LimitExceeded(f"session {session_id} holds {limit} subscriptions")
             subscriptions.add(uri)
         else:
             subscriptions.discard(uri)
@@ -135,13 +137,13 @@ class InMemoryCallStore:
             stored.answers[key] = copy.deepcopy(response)
             return True
 
-    async def cancel(self, session_id: str, stream_id: str, now: float, expires_at: float) -> None:
+    async def cancel(self, session_id: str, stream_id: str, now: float) -> CallRecord | None:
         with self._lock:
             stored = self._items.get((session_id, stream_id))
-            if stored is None:
-                stored = CallRecord(session_id, stream_id, "", {}, 0.0, expires_at)
-                self._items[(session_id, stream_id)] = stored
+            if stored is None or stored.expires_at <= now:
+                return None
             stored.cancelled_at = now
+            return copy.deepcopy(stored)
 
 
 class InMemoryChangeLog:
@@ -150,8 +152,8 @@ class InMemoryChangeLog:
         self._ttl = ttl_seconds
         self._lock = threading.Lock()
 
-    async def publish(self, kind: str, uri: str | None, now: float) -> Change:
-        change = Change(change_cursor(now, secrets.token_hex(4)), kind, uri)
+    async def publish(self, kind: str, uri: str | None, now: float, principal: str | None = None) -> Change:
+        change = Change(change_cursor(now, secrets.token_hex(4)), kind, uri, principal)
         with self._lock:
             self._entries = [(expires, c) for expires, c in self._entries if expires > now]
             self._entries.append((now + self._ttl, change))

@@ -24,8 +24,9 @@ class SessionStore(Protocol):
     async def set_log_level(self, session_id: str, level: str) -> None:
         """Raises `NotFoundError` for a session that is not live."""
 
-    async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> None:
-        """Add (or remove) a resource subscription. Raises `NotFoundError`."""
+    async def subscribe(self, session_id: str, uri: str, subscribed: bool, *, limit: int | None = None) -> None:
+        """Add (or remove) a resource subscription. Raises `NotFoundError`, and `LimitExceeded` when adding
+        a new one to a session that already holds `limit`."""
 
     async def terminate(self, session_id: str) -> None:
         """End a live session; later reads return None. Raises `NotFoundError`."""
@@ -63,15 +64,17 @@ class CallStore(Protocol):
         """Store the client's response for `key` once; False if the call or nonce does not match, or the
         key was already answered."""
 
-    async def cancel(self, session_id: str, stream_id: str, now: float, expires_at: float) -> None:
-        """Flag the call on the stream as cancelled (creating a marker if the call never suspended)."""
+    async def cancel(self, session_id: str, stream_id: str, now: float) -> CallRecord | None:
+        """Flag the call (or marker) on the stream as cancelled and return it; None, writing nothing, when
+        there is none (a cancel for a request id the session never used)."""
 
 
 class ChangeLog(Protocol):
     """The change feed every instance and the worker write and every listener polls (short-lived entries)."""
 
-    async def publish(self, kind: str, uri: str | None, now: float) -> Change:
+    async def publish(self, kind: str, uri: str | None, now: float, principal: str | None = None) -> Change:
         """Append a change; readers see it with `since` from any cursor before it."""
 
     async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
-        """Live changes after `cursor`, oldest first."""
+        """Live changes after `cursor`, oldest first (entries expire an hour after they are published: a
+        cursor older than that reads from an hour ago)."""

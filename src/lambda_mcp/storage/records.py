@@ -34,7 +34,9 @@ class StoredEvent:
 
 @dataclass
 class CallRecord:
-    """A legacy call suspended on a buffered transport, keyed by session and the call's stream.
+    """A legacy call suspended on a buffered transport, keyed by session and the call's stream. Without a
+    `nonce` it is only a marker: a call that runs (or waits) somewhere, or a request that created a task,
+    so that a `notifications/cancelled` naming its request id finds it.
 
     The instance that runs the call writes `request`, `delivered`, `checkpoints` and `response`;
     the client's answers (`answers`, by input key) and `cancelled_at` arrive from any instance.
@@ -60,6 +62,8 @@ class CallRecord:
     """The final response once the call ended (a late resumption is answered with it again)."""
     cancelled_at: float = 0.0
     version: int = 0
+    task_id: str | None = None
+    """Set on the marker of a request that created a legacy task: a cancel of the request cancels it."""
 
     @property
     def cancelled(self) -> bool:
@@ -75,3 +79,5 @@ class Change:
     cursor: str
     kind: str
     uri: str | None = None
+    principal: str | None = None
+    """Only listeners of this principal hear of it (None: every listener)."""

@@ -85,6 +85,22 @@ class TaskRecord:
         return self.status == "working" and self.due_at > 0
 
 
+_NOT_LISTED: dict[str, Any] = {
+    "params": {},
+    "result": None,
+    "error": None,
+    "input_requests": {},
+    "input_responses": {},
+    "client_capabilities": {},
+}
+
+
+def listed(record: TaskRecord) -> TaskRecord:
+    """What a task list carries of a task: all but its request, result, error and inputs (up to hundreds
+    of KB each), which stores keep out of their owner index."""
+    return dataclasses.replace(record, **_NOT_LISTED)
+
+
 def transition(record: TaskRecord, status: TaskStatus, now: float, **changes: Any) -> TaskRecord:
     """A copy of `record` in `status` with `changes` applied; raises `InvalidTransition` if not allowed.
 

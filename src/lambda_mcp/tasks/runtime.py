@@ -10,11 +10,12 @@ them after `max_attempts`; a dead-lettered message fails its task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -53,7 +54,8 @@ notifications the run produces go."""
 
 
 class SubmitFailed(Exception):
-    """The task was written but could not be handed to its executor; it has been marked `failed`."""
+    """A new task was written but could not be handed to its executor (the queue is down after its
+    client's retries); it has been marked `failed`, and the client may create it again later."""
 
 
 RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
@@ -87,6 +89,7 @@ class TaskRuntime:
         self.poll_interval_ms = poll_interval_ms
         self.max_attempts = max_attempts
         self.requeue_after_seconds = requeue_after_seconds
+        self.min_ttl_ms = int(requeue_after_seconds * 1000)
         self.max_record_bytes = max_record_bytes
         """DynamoDB items are at most 400 KB; a result that would not fit fails the task with a clear error."""
         self.clock = clock
@@ -111,7 +114,8 @@ class TaskRuntime:
     ) -> TaskRecord:
         """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
         now = self.clock()
-        ttl_ms = min(requested_ttl_ms or self.default_ttl_ms, self.max_ttl_ms)
+        # never shorter than the requeue window: the sweeper must get one chance at a lost message
+        ttl_ms = max(min(requested_ttl_ms or self.default_ttl_ms, self.max_ttl_ms), self.min_ttl_ms)
         meta = params.get("_meta")
         progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
         record = TaskRecord(
@@ -136,16 +140,23 @@ class TaskRuntime:
             due_at=now + self.requeue_after_seconds,
         )
         await self.store.create(record)
-        await self._submit(record)
-        return record
-
-    async def _submit(self, record: TaskRecord) -> None:
         try:
             await self.executor.submit(record.task_id)
-        except Exception as exc:
-            logger.exception("could not queue task %s", record.task_id)
+        except Exception as exc:  # the client never saw this task: fail it and let the client try again
+            logger.exception("could not queue new task %s", record.task_id)
             await self._settle(record, "failed", error=_failure("Task could not be queued for execution"))
             raise SubmitFailed(str(exc)) from exc
+        return record
+
+    async def _resubmit(self, record: TaskRecord) -> None:
+        """Queue a task the client already holds (resumed by its answers). If the queue is down, the task
+        stays `working` and due now, so the sweeper queues it on its next run: its answers are never lost."""
+        try:
+            await self.executor.submit(record.task_id)
+        except Exception:
+            logger.exception("could not queue task %s; the sweeper will", record.task_id)
+            with contextlib.suppress(ConflictError):  # a cancel or a claim moved it on: nothing to hand over
+                await self.store.save(dataclasses.replace(record, due_at=self.clock()))
 
     async def get(self, task_id: str, owner: str) -> TaskRecord | None:
         record = await self.store.get(task_id, self.clock())
@@ -195,7 +206,7 @@ class TaskRuntime:
                 record = fresh
                 continue
             if status == "working":
-                await self._submit(record)
+                await self._resubmit(record)
             return record
         return record
 
@@ -346,45 +357,40 @@ class TaskRuntime:
         )
         return settled.status
 
-    async def sweep(self, limit: int = 100) -> dict[str, int]:
+    async def sweep(self, limit: int = 100, max_pages: int = 10) -> dict[str, int]:
         """Re-enqueue working tasks whose lease ran out (or whose message was never picked up); fail
-        those that used up their attempts. Idempotent: a claim dedups the extra messages."""
-        counts = {"requeued": 0, "failed": 0}
-        now = self.clock()
-        for due in await self.store.list_due(now, limit):
-            record = await self.store.get(due.task_id, now)  # the index is eventually consistent
-            if record is None or not record.sweepable or record.due_at > now:
-                continue
-            if record.attempts >= self.max_attempts:
-                await self._settle(record, "failed", error=self._gave_up(record))
-                counts["failed"] += 1
-                continue
-            requeued = dataclasses.replace(
-                record, **{**RELEASED, "due_at": now + self.requeue_after_seconds}, updated_at=now
-            )
-            try:
-                record = await self.store.save(requeued)
-            except ConflictError:
-                continue
-            await self.executor.submit(record.task_id)
-            counts["requeued"] += 1
+        those that used up their attempts; take expired and final tasks out of the due index. A page
+        that was all cleaning is followed by the next one (up to `max_pages`), so expired rows at the
+        head of the index never hide a live task. Idempotent: a claim dedups the extra messages."""
+        counts = {"requeued": 0, "failed": 0, "dropped": 0}
+        for _ in range(max_pages):
+            due = await self.store.list_due(self.clock(), limit)
+            dropped = counts["dropped"]
+            for task_id in due:
+                await self._sweep_one(task_id, counts)
+            if len(due) < limit or counts["dropped"] == dropped:
+                break
         return counts
 
-
-class InProcessExecutor:
-    """Runs tasks as asyncio tasks in this process (`run`, the runtime's own `run`): the embedded
-    default of `lambda-mcp dev`."""
-
-    def __init__(self, run: Callable[[str], Coroutine[Any, Any, Any]]) -> None:
-        self._run = run
-        self._running: dict[str, asyncio.Task[Any]] = {}
-
-    async def submit(self, task_id: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._run(task_id))
-        self._running[task_id] = task
-        task.add_done_callback(lambda _: self._running.pop(task_id, None))
-
-    def cancel(self, task_id: str) -> None:
-        running = self._running.get(task_id)
-        if running is not None:
-            running.cancel()
+    async def _sweep_one(self, task_id: str, counts: dict[str, int]) -> None:
+        now = self.clock()
+        record = await self.store.get(task_id, now)  # the index is eventually consistent
+        if record is None or not record.sweepable:  # expired (or final): out of the index for good
+            await self.store.drop_due(task_id)
+            counts["dropped"] += 1
+            return
+        if record.due_at > now:
+            return
+        if record.attempts >= self.max_attempts:
+            await self._settle(record, "failed", error=self._gave_up(record))
+            counts["failed"] += 1
+            return
+        requeued = dataclasses.replace(
+            record, **{**RELEASED, "due_at": now + self.requeue_after_seconds}, updated_at=now
+        )
+        try:
+            record = await self.store.save(requeued)
+        except ConflictError:
+            return
+        await self.executor.submit(record.task_id)
+        counts["requeued"] += 1

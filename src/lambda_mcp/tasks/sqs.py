@@ -21,8 +21,11 @@ def use_client(queue_url: str, client: Any) -> None:
 def client_for(queue_url: str) -> Any:
     """The registered client for a local queue URL, else a boto3 SQS client (endpoint from the environment)."""
     local = _local_clients.get(queue_url)
-    if local is not None:
-        return local
+    return local if local is not None else default_client()
+
+
+def default_client() -> Any:
+    """An SQS client with standard-mode retries (throttling and 5xx are retried, then reported)."""
     import boto3  # only when a task is created: not on the cold path of ordinary requests
     from botocore.config import Config
 

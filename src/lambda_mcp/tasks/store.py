@@ -9,7 +9,7 @@ import threading
 from typing import Protocol
 
 from ..storage.errors import ConflictError
-from .model import TaskRecord
+from .model import TaskRecord, listed
 
 
 class TaskStore(Protocol):
@@ -28,10 +28,16 @@ class TaskStore(Protocol):
     async def list_owned(
         self, owner: str, now: float, cursor: str | None = None, limit: int = 50
     ) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, oldest first, a page at a time (no Scan: an index by owner)."""
+        """The owner's live tasks, oldest first, a page at a time (no Scan: an index by owner), as `listed`
+        records: without their request, result, error and inputs (`get` one for those)."""
 
-    async def list_due(self, now: float, limit: int = 100) -> list[TaskRecord]:
-        """Live `working` tasks whose `due_at` has passed, most overdue first (no Scan: a sparse index)."""
+    async def list_due(self, now: float, limit: int = 100) -> list[str]:
+        """Ids of `working` tasks whose `due_at` has passed, most overdue first (no Scan: a sparse index).
+        Expired tasks are listed too, until `drop_due` takes them out: expiry is no reason to hide a row,
+        and a row that stays listed can be cleaned (expired rows never fill a page for good)."""
+
+    async def drop_due(self, task_id: str) -> None:
+        """Take a task out of the due index whatever its state (an expired one included); no-op if absent."""
 
 
 def encode_cursor(position: dict[str, object]) -> str:
@@ -95,10 +101,16 @@ class InMemoryTaskStore:
         more = len(mine) > limit
         last = page[-1] if page else None
         next_cursor = encode_cursor({"c": last.created_at, "t": last.task_id}) if more and last else None
-        return [copy.deepcopy(r) for r in page], next_cursor
+        return [listed(copy.deepcopy(r)) for r in page], next_cursor
 
-    async def list_due(self, now: float, limit: int = 100) -> list[TaskRecord]:
+    async def list_due(self, now: float, limit: int = 100) -> list[str]:
         with self._lock:
-            due = [r for r in self._items.values() if r.sweepable and r.due_at <= now and r.live(now)]
+            due = [r for r in self._items.values() if r.sweepable and r.due_at <= now]
         due.sort(key=lambda r: (r.due_at, r.task_id))
-        return [copy.deepcopy(r) for r in due[:limit]]
+        return [r.task_id for r in due[:limit]]
+
+    async def drop_due(self, task_id: str) -> None:
+        with self._lock:
+            stored = self._items.get(task_id)
+            if stored is not None:
+                stored.due_at = 0.0

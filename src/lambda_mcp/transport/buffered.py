@@ -48,11 +48,11 @@ class BufferedTransport:
         self.settings = settings
         self.change_log = change_log
         self.resumable = ResumableCalls(dispatcher, calls, events, settings)
-        self.waits = ResultWaits(dispatcher, events, settings)
+        self.waits = ResultWaits(dispatcher, events, settings, self.resumable.mark)
 
     async def call(self, http: Request, call: Call) -> Response:
         message, context = call.message, call.context
-        if call.accepts.sse and resumable(message, context):
+        if call.accepts.sse and resumable(message, context, self.dispatcher.task_methods is not None):
             return await self.waits.start(http, message, context)
         if call.accepts.sse and context.era == "legacy" and context.session is not None:
             return await self.resumable.run(http, message, context, wants_json=call.accepts.json)
@@ -70,7 +70,7 @@ class BufferedTransport:
         if hold > 0:
             until = min(time.time() + hold, deadline(http, self.settings.max_wait_seconds))
             for change in await changes.poll(self.change_log, change_cursor(time.time()), until):
-                notification = changes.notification_for(change.kind, change.uri, listen.honoured, meta)
+                notification = changes.notification_for(change, listen.honoured, listen.principal, meta)
                 if notification is not None:
                     body += sse.event(notification)
         assert listen.message.id is not None
@@ -84,8 +84,8 @@ class BufferedTransport:
             if not self.settings.get_stream:
                 return Response(status_code=405, headers={"Allow": "POST, DELETE"})
             return await self._change_stream(http, resume, change_cursor(time.time()))
-        if isinstance(last, ChangesCursor):
-            return await self._change_stream(http, resume, last.cursor)
+        if isinstance(last, ChangesCursor):  # never from before the session: no replay of others' history
+            return await self._change_stream(http, resume, max(last.cursor, change_cursor(resume.session.created_at)))
         stream = last.kind
         if isinstance(stream, CallStream):
             return await self.resumable.resume(http, context, stream, last.format())
@@ -108,7 +108,7 @@ class BufferedTransport:
         wanted = changes.every_list(subscriptions)
         for change in found:
             cursor = change.cursor
-            notification = changes.notification_for(change.kind, change.uri, wanted)
+            notification = changes.notification_for(change, wanted, resume.session.principal)
             if notification is not None:
                 body += sse.event(notification)
         return sse_reply(body + sse.event(None, ChangesCursor(cursor).format(), retry_ms=self.settings.retry_ms))
@@ -118,7 +118,7 @@ class BufferedTransport:
             await self.resumable.answer(session_id, answered, response)
 
     async def cancel(self, session_id: str, request_id: RequestId) -> None:
-        await self.resumable.cancel(session_id, request_id)
+        """Nothing runs between invocations: a run in progress sees the flag the endpoint set."""
 
     def close(self, session_id: str) -> None:
         """Nothing runs between invocations: nothing to stop."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..polling import Backoff
 from ..protocol import jsonrpc
-from ..server.changes import ChangeFeed
+from ..server.changes import ChangeFeed, Published
 from ..storage.ports import ChangeLog
 from ..storage.records import Change
 
@@ -29,10 +29,17 @@ def every_list(subscriptions: set[str] | list[str]) -> dict[str, Any]:
 
 
 def notification_for(
-    kind: str, uri: str | None, wanted: dict[str, Any], meta: dict[str, Any] | None = None
+    change: Change | Published,
+    wanted: dict[str, Any],
+    listener: str | None,
+    meta: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """The notification for one change, if `wanted` (list flags and `resourceSubscriptions`) asks for it;
-    `meta` goes into its `_meta` (a listen's subscription id)."""
+    """The notification for one change, if `wanted` (list flags and `resourceSubscriptions`) asks for it
+    and the change is for every listener or for this listener's principal; `meta` goes into its `_meta`
+    (a listen's subscription id)."""
+    kind, uri = change.kind, change.uri
+    if change.principal is not None and change.principal != listener:
+        return None
     params: dict[str, Any] = {} if meta is None else {"_meta": meta}
     if kind in LIST_FLAGS and wanted.get(LIST_FLAGS[kind]):
         return jsonrpc.notification(f"notifications/{kind}/list_changed", params or None)
@@ -41,7 +48,7 @@ def notification_for(
     return None
 
 
-async def follow(feed: ChangeFeed) -> AsyncIterator[tuple[str, str | None] | None]:
+async def follow(feed: ChangeFeed) -> AsyncIterator[Published | None]:
     """The changes published in this process from now on, and None every `KEEP_ALIVE_SECONDS` without one."""
     queue = feed.listen()
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 from typing import Any, Protocol
 
 from starlette.requests import Request
@@ -18,12 +19,14 @@ from ..dispatch.context import Channel
 from ..dispatch.dispatcher import Dispatcher
 from ..protocol import jsonrpc
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
-from ..protocol.ids import InputId, TaskInputId, parse_input_id
+from ..protocol.ids import CallStream, InputId, TaskInputId, parse_input_id
 from ..protocol.jsonrpc import RequestId
-from ..storage.ports import SessionStore
+from ..server.changes import publishing_to
+from ..storage.errors import StorageUnavailable
+from ..storage.ports import CallStore, ChangeLog, SessionStore
 from .front import Front
 from .inbound import Batch, Call, Cancel, ClientResponse, Listen, Resume, accepted, cancelled_request
-from .replies import error_reply
+from .replies import error_reply, unavailable
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -40,23 +43,40 @@ class Transport(Protocol):
     async def answer(self, session_id: str, answered: InputId, response: dict[str, Any]) -> None:
         """A client's response to one of this transport's requests to it."""
 
-    async def cancel(self, session_id: str, request_id: RequestId) -> None: ...
+    async def cancel(self, session_id: str, request_id: RequestId) -> None:
+        """Stop the session's call with this id if it runs in this process (its durable flag is set already)."""
 
     def close(self, session_id: str) -> None:
         """The session was deleted: stop what still runs for it."""
 
 
 class MCPEndpoint:
-    def __init__(self, front: Front, transport: Transport, dispatcher: Dispatcher, sessions: SessionStore) -> None:
+    def __init__(
+        self,
+        front: Front,
+        transport: Transport,
+        dispatcher: Dispatcher,
+        sessions: SessionStore,
+        calls: CallStore,
+        changes: ChangeLog,
+    ) -> None:
         self.front = front
         self.transport = transport
         self.dispatcher = dispatcher
         self.sessions = sessions
+        self.calls = calls
+        """Where a `notifications/cancelled` flags the request it names, for every instance to see."""
+        self.changes = changes
+        """Where changes published while serving a request go, for every instance to see."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         try:
-            response = await self._serve(request)
+            with publishing_to(self.changes):
+                response = await self._serve(request)
+        except StorageUnavailable:  # storage throttled or down after its client's retries: the client retries
+            logger.warning("storage unavailable serving %s %s", request.method, request.url.path, exc_info=True)
+            response = unavailable()
         except Exception:  # the last line of defence: never a stack trace on the wire
             logger.exception("unhandled error in the MCP endpoint")
             response = error_reply(500, INTERNAL_ERROR, "Internal error")
@@ -95,11 +115,15 @@ class MCPEndpoint:
             await self.transport.answer(answer.session.session_id, answered, answer.message)
 
     async def _cancel(self, cancel: Cancel) -> None:
-        """`notifications/cancelled`: stop the request wherever it runs (here, another instance, the worker)."""
-        await self.transport.cancel(cancel.session.session_id, cancel.request_id)
+        """`notifications/cancelled`: stop the request wherever it runs (here, another instance, the worker).
+        One conditional write flags the request's call record (a buffered call, or the marker of the task
+        the request created); a request id the session never used fails the condition and stores nothing."""
+        session_id = cancel.session.session_id
+        flagged = await self.calls.cancel(session_id, CallStream(cancel.request_id).format(), time.time())
+        await self.transport.cancel(session_id, cancel.request_id)
         tasks = self.dispatcher.task_methods
-        if tasks is not None:
-            await tasks.cancel_created_by(cancel.context, cancel.request_id)
+        if flagged is not None and flagged.task_id is not None and tasks is not None:
+            await tasks.cancel_created_task(cancel.context, flagged.task_id)
 
     async def _batch(self, batch: Batch) -> Response:
         """2025-03-26 batches: each member answered in one JSON array (or 202 if none needed answers)."""

@@ -21,10 +21,10 @@ from ..auth.identity import Identity
 from ..config import Settings
 from ..dispatch.context import RequestContext
 from ..protocol import jsonrpc, versions
-from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION, MCPError
+from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, MCPError
 from ..protocol.ids import parse_last_event_id
 from ..protocol.jsonrpc import Message
-from ..protocol.names import META_CAPABILITIES, META_VERSION
+from ..protocol.limits import MAX_ANSWER_BYTES, MAX_BATCH, MAX_SESSION_ID_CHARS, MAX_SUBSCRIPTIONS, MAX_URI_CHARS
 from ..server.app import MCPApp
 from ..storage.ports import SessionStore
 from ..storage.records import SessionRecord
@@ -32,6 +32,7 @@ from . import headers as mcp_headers
 from . import security
 from .access import Access
 from .changes import LIST_FLAGS
+from .era import is_modern, modern_meta
 from .inbound import (
     Batch,
     Call,
@@ -94,9 +95,9 @@ class Front:
             if len(body) > limit:
                 return _too_large(limit)
         try:
-            decoded = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return error_reply(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
+            decoded = jsonrpc.parse(bytes(body))
+        except MCPError as exc:
+            return error_reply(400, exc.code, exc.message)
         if isinstance(decoded, list):
             return await self._batch(request, decoded, caller)
         try:
@@ -107,8 +108,8 @@ class Front:
         refused = self._check_scopes(request, caller, [message])
         if refused is not None:
             return refused
-        if _is_modern(request, message):
-            return self._modern(request, message, caller)
+        if is_modern(request, message):
+            return await self._modern(request, message, caller)
         return await self._legacy(request, message, caller)
 
     def _check_scopes(self, request: Request, caller: Identity | None, messages: list[Message]) -> Response | None:
@@ -123,13 +124,14 @@ class Front:
             return None
         return self.access.forbidden(request, needed, messages[0].id if len(messages) == 1 else None)
 
-    def _modern(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
+    async def _modern(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
         if message.kind == "notification":
             return accepted()
         params = message.params or {}
         try:
-            version, capabilities = _modern_meta(request, params)
-            tool = self.app.tools.get(params.get("name", "")) if message.method == "tools/call" else None
+            version, capabilities = modern_meta(request, params)
+            name = params.get("name") if message.method == "tools/call" else None
+            tool = self.app.tools.get(name) if isinstance(name, str) else None
             mcp_headers.validate(request.headers, message.method, params, tool.header_params if tool else None)
         except MCPError as exc:
             return error_reply(exc.http_status or 400, exc.code, exc.message, message.id, exc.data)
@@ -137,12 +139,14 @@ class Front:
             wanted = params.get("notifications")
             if not isinstance(wanted, dict):
                 return error_reply(400, INVALID_PARAMS, "subscriptions/listen needs a notifications filter", message.id)
-            return Listen(message, self._honoured(wanted))
+            principal = caller.principal if caller is not None else None
+            return Listen(message, await self._honoured(wanted, principal), principal)
         context = RequestContext("modern", version, capabilities, None, *_who(caller), message.id)
         return self._call(request, message, context)
 
-    def _honoured(self, wanted: dict[str, Any]) -> dict[str, Any]:
-        """The part of a listen filter this server serves (list changes it announces, subscribable resources)."""
+    async def _honoured(self, wanted: dict[str, Any], principal: str | None) -> dict[str, Any]:
+        """The part of a listen filter this server serves: list changes it announces, and the resources this
+        caller may subscribe to (at most `MAX_SUBSCRIPTIONS`, each a URI of at most `MAX_URI_CHARS`)."""
         caps = self.app.capabilities()
         honoured: dict[str, Any] = {}
         for kind, flag in LIST_FLAGS.items():
@@ -150,7 +154,8 @@ class Front:
                 honoured[flag] = True
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and caps.get("resources", {}).get("subscribe"):
-            honoured["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+            fitting = [u for u in uris if isinstance(u, str) and len(u) <= MAX_URI_CHARS][:MAX_SUBSCRIPTIONS]
+            honoured["resourceSubscriptions"] = [u for u in fitting if await self.app.may_subscribe(u, principal)]
         return honoured
 
     async def _legacy(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
@@ -165,6 +170,8 @@ class Front:
             return found
         context = session_context(found, caller, message.id)
         if message.kind == "response":
+            if len(json.dumps(message.raw, separators=(",", ":"))) > MAX_ANSWER_BYTES:
+                return error_reply(400, INVALID_REQUEST, f"Response too large: at most {MAX_ANSWER_BYTES} bytes")
             return ClientResponse(found, message.raw, context)
         if message.kind == "notification":
             rid = cancelled_request(message)
@@ -183,13 +190,16 @@ class Front:
 
     async def _batch(self, request: Request, items: list[Any], caller: Identity | None) -> Inbound:
         version = request.headers.get("mcp-protocol-version")
+        only_0326 = "Invalid Request: batches are only accepted from 2025-03-26 clients"
         if not items or (version is not None and version.strip() != "2025-03-26"):
-            return error_reply(
-                400, INVALID_REQUEST, "Invalid Request: batches are only accepted from 2025-03-26 clients"
-            )
+            return error_reply(400, INVALID_REQUEST, only_0326)
+        if len(items) > MAX_BATCH:
+            return error_reply(400, INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} messages")
         found = await self._session(request, caller)
         if isinstance(found, Response):
             return found
+        if found.protocol_version != "2025-03-26":  # batches exist in that revision only
+            return error_reply(400, INVALID_REQUEST, only_0326)
         refused = self._check_scopes(request, caller, [m for m in map(_classified, items) if m is not None])
         if refused is not None:  # the whole batch: nothing in it runs
             return refused
@@ -222,7 +232,7 @@ class Front:
         if not session_id:
             return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header (initialize first)")
         now = time.time()
-        session = await self.sessions.get(session_id, now)
+        session = await self.sessions.get(session_id, now) if _looks_like_session(session_id) else None
         if session is None or session.principal != (caller.principal if caller else None):
             return error_reply(404, INVALID_REQUEST, "Session not found: initialize a new session")
         if now - session.touched_at >= self.settings.session_touch_seconds:
@@ -234,51 +244,10 @@ def _who(caller: Identity | None) -> tuple[str | None, frozenset[str] | None]:
     return (caller.principal, caller.scopes) if caller is not None else (None, None)
 
 
-def _is_modern(request: Request, message: Message) -> bool:
-    """The era rule: `_meta` versions are modern, sessions and legacy headers legacy (docs/decisions.md)."""
-    if message.kind == "response":
-        return False
-    header = request.headers.get("mcp-protocol-version")
-    meta = (message.params or {}).get("_meta")
-    if message.method == "initialize":  # legacy unless it names a modern version (then: removed method)
-        claimed = meta.get(META_VERSION) if isinstance(meta, dict) else header
-        return isinstance(claimed, str) and claimed.strip() in versions.MODERN_VERSIONS
-    if isinstance(meta, dict) and META_VERSION in meta:
-        return True
-    if "mcp-session-id" in request.headers:
-        return False
-    return header is not None and header.strip() not in versions.LEGACY_VERSIONS
-
-
-def _modern_meta(request: Request, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The version and client capabilities of a 2026 request; `MCPError` (HTTP 400) when they are missing,
-    disagree with the `MCP-Protocol-Version` header, or name an unsupported version."""
-    header_version = request.headers.get("mcp-protocol-version")
-    meta = params.get("_meta")
-    if header_version is None:
-        raise mcp_headers.mismatch("Missing MCP-Protocol-Version header")
-    if (
-        not isinstance(meta, dict)
-        or not isinstance(meta.get(META_VERSION), str)
-        or not isinstance(meta.get(META_CAPABILITIES), dict)
-    ):
-        raise MCPError(
-            INVALID_PARAMS,
-            "Invalid params: _meta must carry io.modelcontextprotocol/protocolVersion and clientCapabilities",
-            http_status=400,
-        )
-    version: str = meta[META_VERSION]
-    if mcp_headers.decode(header_version) != version:
-        raise mcp_headers.mismatch("MCP-Protocol-Version header does not match _meta protocolVersion")
-    if version not in versions.MODERN_VERSIONS:
-        raise MCPError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-            {"supported": list(versions.SUPPORTED), "requested": version},
-            http_status=400,
-        )
-    capabilities: dict[str, Any] = meta[META_CAPABILITIES]
-    return version, capabilities
+def _looks_like_session(session_id: str) -> bool:
+    """Whether a session id could be one the kit minted (anything else never reaches storage keys)."""
+    token = session_id.replace("-", "").replace("_", "")
+    return len(session_id) <= MAX_SESSION_ID_CHARS and token.isascii() and token.isalnum()
 
 
 def _too_large(limit: int) -> Response:

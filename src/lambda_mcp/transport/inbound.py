@@ -12,7 +12,7 @@ from starlette.responses import Response
 from ..auth.identity import Identity
 from ..dispatch.context import RequestContext
 from ..protocol.ids import ChangesCursor, EventId
-from ..protocol.jsonrpc import Message, RequestId
+from ..protocol.jsonrpc import Message, RequestId, valid_id
 from ..storage.records import SessionRecord
 
 
@@ -39,6 +39,7 @@ class Listen:
 
     message: Message
     honoured: dict[str, Any]
+    principal: str | None
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def session_context(
 
 
 def cancelled_request(message: Message) -> RequestId | None:
-    """The request a `notifications/cancelled` names, if it is one (anything else is ignored)."""
+    """The request a `notifications/cancelled` names, if it could be one of ours (anything else, such as
+    an id longer than any request could have, is ignored)."""
     rid = (message.params or {}).get("requestId") if message.method == "notifications/cancelled" else None
-    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+    return rid if valid_id(rid) else None

@@ -9,12 +9,14 @@ from typing import Any
 from starlette.responses import Response
 
 from ..protocol import jsonrpc
-from ..protocol.errors import INVALID_REQUEST
+from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNAVAILABLE
 from . import sse
 
 
 def json_reply(message: dict[str, Any] | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
+    if status == 503:  # every 503 says when to retry
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS), **(headers or {})}
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
@@ -28,6 +30,14 @@ def error_reply(status: int, code: int, message: str, rid: Any = None, data: Any
 def unknown_event_id() -> Response:
     """404 for a `Last-Event-ID` this session never saw (or that expired)."""
     return error_reply(404, INVALID_REQUEST, "Unknown Last-Event-ID for this session")
+
+
+RETRY_AFTER_SECONDS = 1
+
+
+def unavailable(rid: Any = None) -> Response:
+    """503 with `Retry-After`: storage failed after its own retries; nothing was lost, the request may be repeated."""
+    return error_reply(503, INTERNAL_ERROR, UNAVAILABLE, rid)
 
 
 def sse_reply(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import time
@@ -108,9 +109,14 @@ class ResumableCalls:
             deadline=deadline(http, self.settings.max_wait_seconds),
         )
         handling = asyncio.ensure_future(self.dispatcher.handle(message, context, channel))
-        watcher = asyncio.ensure_future(self._watch(session_id, stream, started, handling, run))
+        watched = record if record is not None else CallRecord(session_id, stream, "", message.raw, started, 0.0)
+        watcher = asyncio.ensure_future(self._watch(handling, run, watched))
         try:
-            answer = await handling
+            try:
+                answer = await handling
+            finally:  # the watcher stops (and its marker is written) before anything else is
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
             response, status = answer.response, answer.status
         except asyncio.CancelledError:
             if not run.cancelled:
@@ -120,8 +126,6 @@ class ResumableCalls:
             return await self._suspend(session_id, stream, message, record, run, resumption, nonce, started)
         except WaitInterrupted:
             response, status = jsonrpc.error_message(message.id, still_running()), 200
-        finally:
-            watcher.cancel()
         if record is None:  # it never suspended: answered like any buffered call
             if run.outgoing or not wants_json:
                 return sse_reply(sse.body(run.outgoing, response), status)
@@ -193,20 +197,28 @@ class ResumableCalls:
             body += sse.event(response)
         return sse_reply(body, status)
 
-    async def _watch(
-        self, session_id: str, stream: str, started: float, handling: asyncio.Future[Any], run: _Run
-    ) -> None:
-        """Stop the run when a `notifications/cancelled` for it landed on any instance."""
+    async def _watch(self, handling: asyncio.Future[Any], run: _Run, call: CallRecord) -> None:
+        """Stop the run when a `notifications/cancelled` for it landed on any instance. A call still running
+        after its first second leaves a marker (`call` without a nonce) for such a cancel to find: a cancel
+        for a request id nobody knows writes nothing."""
         try:
+            await asyncio.sleep(CANCEL_CHECK_SECONDS)
+            if not call.nonce and not handling.done():
+                await self.mark(call)
             while not handling.done():
-                await asyncio.sleep(CANCEL_CHECK_SECONDS)
-                fresh = await self.calls.get(session_id, stream, time.time())
-                if fresh is not None and fresh.cancelled_at >= started:
+                fresh = await self.calls.get(call.session_id, call.stream_id, time.time())
+                if fresh is not None and fresh.cancelled_at >= call.created_at:
                     run.cancelled = True
                     handling.cancel()
                     return
+                await asyncio.sleep(CANCEL_CHECK_SECONDS)
         except StorageError:
-            logger.warning("could not check call %s for cancellation", stream, exc_info=True)
+            logger.warning("could not check call %s for cancellation", call.stream_id, exc_info=True)
+
+    async def mark(self, call: CallRecord) -> None:
+        """Leave a marker for a call (or wait) of this session, so that a cancel naming its request id finds it."""
+        marker = dataclasses.replace(call, expires_at=time.time() + self.settings.session_ttl_seconds)
+        await self.calls.start(marker)
 
     # -- the client's side: resumptions, answers, cancellations ----------------------------
     async def resume(self, http: Request, context: RequestContext, stream: CallStream, event_id: str) -> Response:
@@ -247,9 +259,3 @@ class ResumableCalls:
         """Whether a `notifications/cancelled` for this request id arrived (on any instance)."""
         record = await self.calls.get(session_id, CallStream(request_id).format(), time.time())
         return record is not None and record.cancelled_at > 0
-
-    async def cancel(self, session_id: str, request_id: RequestId) -> None:
-        """`notifications/cancelled`: flag the call, wherever it runs or waits."""
-        now = time.time()
-        stream = CallStream(request_id).format()
-        await self.calls.cancel(session_id, stream, now, now + self.settings.session_ttl_seconds)

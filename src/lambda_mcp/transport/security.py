@@ -12,10 +12,15 @@ from ..protocol.errors import INVALID_REQUEST
 from .replies import error_reply
 
 
+def _literal_brackets(pattern: str) -> str:
+    """`[` and `]` in a pattern are themselves (IPv6 hosts like `[::1]:*`), never fnmatch classes."""
+    return "".join("[[]" if c == "[" else "[]]" if c == "]" else c for c in pattern)
+
+
 def _matches(value: str, patterns: Iterable[str]) -> bool:
     value = value.lower()
     for pattern in patterns:
-        pattern = pattern.lower()
+        pattern = _literal_brackets(pattern.lower())
         if pattern.endswith(":*"):
             base = pattern[:-2]
             if fnmatchcase(value, base) or fnmatchcase(value.rsplit(":", 1)[0], base):

@@ -142,7 +142,7 @@ class StreamingTransport:
                 if change is None:
                     yield b": keep-alive\n\n"
                     continue
-                notification = changes.notification_for(*change, listen.honoured, meta)
+                notification = changes.notification_for(change, listen.honoured, listen.principal, meta)
                 if notification is not None:
                     yield sse.event(notification)
 
@@ -173,14 +173,13 @@ class StreamingTransport:
             if change is None:
                 yield b": keep-alive\n\n"
                 continue
-            kind, uri = change
             subscriptions = session.subscriptions
-            if kind == "resource":
+            if change.kind == "resource":
                 current = await self.sessions.get(session.session_id, time.time())
                 if current is None:
                     return
                 subscriptions = current.subscriptions
-            notification = changes.notification_for(kind, uri, changes.every_list(subscriptions))
+            notification = changes.notification_for(change, changes.every_list(subscriptions), session.principal)
             if notification is not None:
                 yield sse.event(notification)
 

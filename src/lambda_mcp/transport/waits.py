@@ -10,6 +10,7 @@ far the wait got (`WaitProgress`: notifications relayed, input requests sent).
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -18,10 +19,12 @@ from starlette.responses import Response
 from ..config import Settings
 from ..dispatch.context import Channel, RequestContext, WaitInterrupted, WaitProgress
 from ..dispatch.dispatcher import Dispatcher
+from ..dispatch.tasks import legacy_tasks_enabled
 from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.ids import WaitStream
+from ..protocol.ids import CallStream, WaitStream, could_be_task_id
 from ..protocol.jsonrpc import Message
 from ..storage.ports import EventLog
+from ..storage.records import CallRecord
 from . import sse
 from .replies import sse_reply, unknown_event_id
 
@@ -47,13 +50,17 @@ def still_running() -> dict[str, Any]:
     }
 
 
-def resumable(message: Message, context: RequestContext) -> bool:
-    """Whether a call is a legacy `tasks/result` whose wait can end early and be resumed."""
+def resumable(message: Message, context: RequestContext, tasks_offered: bool) -> bool:
+    """Whether a call is a legacy `tasks/result` whose wait can end early and be resumed: on a session
+    that has tasks, naming an id that could be a task's (anything else is answered, and logs nothing)."""
+    task_id = (message.params or {}).get("taskId")
     return (
         message.method == "tasks/result"
-        and context.era == "legacy"
+        and tasks_offered
+        and legacy_tasks_enabled(context.era, context.version)
         and context.session is not None
-        and isinstance((message.params or {}).get("taskId"), str)
+        and isinstance(task_id, str)
+        and could_be_task_id(task_id)
     )
 
 
@@ -65,10 +72,18 @@ def _request_of(stream: WaitStream) -> Message:
 
 
 class ResultWaits:
-    def __init__(self, dispatcher: Dispatcher, events: EventLog, settings: Settings) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        events: EventLog,
+        settings: Settings,
+        mark: Callable[[CallRecord], Awaitable[None]],
+    ) -> None:
         self.dispatcher = dispatcher
         self.events = events
         self.settings = settings
+        self.mark = mark
+        """Leaves the marker a `notifications/cancelled` for the waiting request finds."""
 
     async def start(self, http: Request, message: Message, context: RequestContext) -> Response:
         return await self._wait(http, message, context, WaitProgress(), None)
@@ -99,6 +114,7 @@ class ResultWaits:
         assert context.session is not None and message.id is not None
         session_id = context.session.session_id
         stream = WaitStream(str((message.params or {})["taskId"]), message.id).format()
+        first, now = event_id is None, time.time()
         if event_id is None:
             event_id = (await self.events.append(session_id, stream, None)).event_id
         relayed: list[dict[str, Any]] = []
@@ -111,6 +127,8 @@ class ResultWaits:
         try:
             answer = await self.dispatcher.handle(message, context, channel)
         except WaitInterrupted:
+            if first:  # the wait outlives this response: a cancel of its request must find it
+                await self.mark(CallRecord(session_id, CallStream(message.id).format(), "", message.raw, now, 0.0))
             marker: dict[str, object] = {"wait": {"relayed": progress.relayed, "asked": progress.asked}}
             last = (await self.events.append(session_id, stream, marker)).event_id
             body += b"".join(sse.event(n) for n in relayed)

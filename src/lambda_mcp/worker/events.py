@@ -13,6 +13,8 @@ import logging
 import secrets
 from typing import Any
 
+from ..server.changes import publishing_to
+from ..storage.ports import ChangeLog
 from ..tasks.runtime import TaskRuntime
 from ..tasks.sqs import task_id_of
 
@@ -26,8 +28,16 @@ def is_scheduled(event: dict[str, Any]) -> bool:
     return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
 
 
-def handle_event(runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_letter_arn: str | None) -> Any:
-    """The worker's whole job for one invocation; returns the Lambda response."""
+def handle_event(
+    runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_letter_arn: str | None, changes: ChangeLog
+) -> Any:
+    """The worker's whole job for one invocation; returns the Lambda response. Changes the tools publish
+    go to `changes` (the change log every instance polls)."""
+    with publishing_to(changes):
+        return _handle(runtime, event, context, dead_letter_arn)
+
+
+def _handle(runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_letter_arn: str | None) -> Any:
     if is_scheduled(event):
         counts = asyncio.run(runtime.sweep())
         logger.info("sweep: %s", counts)

@@ -6,7 +6,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import ConflictError, StorageError
+from ..errors import ConflictError, StorageError, StorageUnavailable
+
+TRANSIENT = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "LimitExceededException",
+    }
+)
+"""Error codes of DynamoDB that a later retry may get past (botocore has already retried them)."""
 
 
 def default_client() -> Any:
@@ -41,6 +53,9 @@ def translated(on_condition: type[StorageError] = ConflictError, what: str = "")
         code = exc.response.get("Error", {}).get("Code", "")
         if code == "ConditionalCheckFailedException":
             raise on_condition(what or "conditional write failed") from exc
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        if code in TRANSIENT or (isinstance(status, int) and status >= 500):
+            raise StorageUnavailable(f"DynamoDB {code or status}: {exc}") from exc
         raise StorageError(f"DynamoDB {code or 'error'}: {exc}") from exc
     except BotoCoreError as exc:
-        raise StorageError(f"DynamoDB unreachable: {exc}") from exc
+        raise StorageUnavailable(f"DynamoDB unreachable: {exc}") from exc

@@ -33,6 +33,7 @@ def _body(record: CallRecord) -> str:
         "checkpoints": record.checkpoints,
         "awaiting": record.awaiting,
         "response": record.response,
+        "task_id": record.task_id,
     }
     return json.dumps(fields, separators=(",", ":"))
 
@@ -62,6 +63,7 @@ class DynamoDBCallStore:
             response=body.get("response"),
             cancelled_at=float(item.get("cancelled_at", {}).get("N", "0")),
             version=int(item.get("version", {}).get("N", "0")),
+            task_id=body.get("task_id"),
         )
 
     async def start(self, record: CallRecord) -> CallRecord:
@@ -131,12 +133,19 @@ class DynamoDBCallStore:
             return False
         return True
 
-    async def cancel(self, session_id: str, stream_id: str, now: float, expires_at: float) -> None:
-        with translated():
-            self._client().update_item(
-                TableName=self.table_name,
-                Key=self._key(session_id, stream_id),
-                UpdateExpression="SET #cancelled_at = :now, #expires_at = if_not_exists(#expires_at, :exp)",
-                ExpressionAttributeNames={"#expires_at": keys.EXPIRES_AT, "#cancelled_at": "cancelled_at"},
-                ExpressionAttributeValues={":now": {"N": repr(now)}, ":exp": {"N": str(int(expires_at))}},
-            )
+    async def cancel(self, session_id: str, stream_id: str, now: float) -> CallRecord | None:
+        """A conditional update: an unknown (or expired) stream fails the condition, and nothing is written."""
+        try:
+            with translated(ConflictError):
+                item = self._client().update_item(
+                    TableName=self.table_name,
+                    Key=self._key(session_id, stream_id),
+                    UpdateExpression="SET #cancelled_at = :now",
+                    ConditionExpression="attribute_exists(pk) AND #expires_at > :now",
+                    ExpressionAttributeNames={"#expires_at": keys.EXPIRES_AT, "#cancelled_at": "cancelled_at"},
+                    ExpressionAttributeValues={":now": {"N": repr(now)}},
+                    ReturnValues="ALL_NEW",
+                )["Attributes"]
+        except ConflictError:
+            return None
+        return self._record(session_id, stream_id, item)

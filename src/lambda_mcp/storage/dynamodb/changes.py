@@ -17,8 +17,8 @@ class DynamoDBChangeLog:
         self._client = LazyClient(client)
         self._ttl = ttl_seconds
 
-    async def publish(self, kind: str, uri: str | None, now: float) -> Change:
-        change = Change(change_cursor(now, secrets.token_hex(4)), kind, uri)
+    async def publish(self, kind: str, uri: str | None, now: float, principal: str | None = None) -> Change:
+        change = Change(change_cursor(now, secrets.token_hex(4)), kind, uri, principal)
         item: dict[str, Any] = {
             keys.PK: {"S": keys.CHANGES_PK},
             keys.SK: {"S": change.cursor},
@@ -27,21 +27,28 @@ class DynamoDBChangeLog:
         }
         if uri is not None:
             item["uri"] = {"S": uri}
+        if principal is not None:
+            item["principal"] = {"S": principal}
         with translated():
             self._client().put_item(TableName=self.table_name, Item=item)
         return change
 
     async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
+        """The key condition starts no earlier than `now - ttl`: every entry before that has expired, so
+        expired entries (which TTL deletes late) can never fill a page and hide live ones."""
+        start = max(cursor, change_cursor(now - self._ttl))
         with translated():
             page = self._client().query(
                 TableName=self.table_name,
                 KeyConditionExpression="pk = :pk AND sk > :cursor",
-                ExpressionAttributeValues={":pk": {"S": keys.CHANGES_PK}, ":cursor": {"S": cursor}},
+                ExpressionAttributeValues={":pk": {"S": keys.CHANGES_PK}, ":cursor": {"S": start}},
                 ConsistentRead=True,
                 Limit=limit,
             )
         return [
-            Change(item[keys.SK]["S"], item["kind"]["S"], item.get("uri", {}).get("S"))
+            Change(
+                item[keys.SK]["S"], item["kind"]["S"], item.get("uri", {}).get("S"), item.get("principal", {}).get("S")
+            )
             for item in page.get("Items", [])
             if float(item[keys.EXPIRES_AT]["N"]) > now
         ]

@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from ..errors import ConflictError, NotFoundError
+from ..errors import ConflictError, LimitExceeded, NotFoundError
 from ..records import SessionRecord
 from . import keys
 from ._client import LazyClient, translated
@@ -77,14 +77,21 @@ class DynamoDBSessionStore:
             touched_at=float(found["touched_at"]["N"]),
         )
 
-    def _update(self, session_id: str, expression: str, values: dict[str, Any], now: float | None = None) -> None:
+    def _update(
+        self,
+        session_id: str,
+        expression: str,
+        values: dict[str, Any],
+        now: float | None = None,
+        condition: str = _LIVE,
+    ) -> None:
         with translated(NotFoundError, f"session {session_id} is not live"):
             self._client().update_item(
                 TableName=self.table_name,
                 Key=self._key(session_id),
                 UpdateExpression=expression,
-                ConditionExpression=_LIVE,
-                ExpressionAttributeNames=_names(expression, _LIVE),
+                ConditionExpression=condition,
+                ExpressionAttributeNames=_names(expression, condition),
                 ExpressionAttributeValues={
                     ":no": {"BOOL": False},
                     ":now": {"N": str(int(time.time() if now is None else now))},
@@ -99,10 +106,24 @@ class DynamoDBSessionStore:
     async def set_log_level(self, session_id: str, level: str) -> None:
         self._update(session_id, "SET #log_level = :level", {":level": {"S": level}})
 
-    async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> None:
-        """One atomic string-set update (an emptied set drops the attribute, read back as no subscriptions)."""
-        action = "ADD" if subscribed else "DELETE"
-        self._update(session_id, f"{action} #subscriptions :uri", {":uri": {"SS": [uri]}})
+    async def subscribe(self, session_id: str, uri: str, subscribed: bool, *, limit: int | None = None) -> None:
+        """One atomic string-set update (an emptied set drops the attribute, read back as no subscriptions);
+        an addition is conditioned on the set having room for a new URI."""
+        if not subscribed:
+            self._update(session_id, "DELETE #subscriptions :uri", {":uri": {"SS": [uri]}})
+            return
+        if limit is None:
+            self._update(session_id, "ADD #subscriptions :uri", {":uri": {"SS": [uri]}})
+            return
+        room = f"{_LIVE} AND (attribute_not_exists(#subscriptions) OR size(#subscriptions) < :limit"
+        room += " OR contains(#subscriptions, :one))"
+        values = {":uri": {"SS": [uri]}, ":one": {"S": uri}, ":limit": {"N": str(limit)}}
+        try:
+            self._update(session_id, "ADD #subscriptions :uri", values, condition=room)
+        except NotFoundError:
+            if await self.get(session_id, time.time()) is None:
+                raise
+            raise LimitExceeded(f"session {session_id} holds {limit} subscriptions") from None
 
     async def terminate(self, session_id: str) -> None:
         self._update(session_id, "SET #terminated = :yes", {":yes": {"BOOL": True}})

@@ -27,7 +27,8 @@ TABLE_DEFINITION: dict[str, Any] = {
                 {"AttributeName": keys.OWNER_PK, "KeyType": "HASH"},
                 {"AttributeName": keys.CREATED_SK, "KeyType": "RANGE"},
             ],
-            "Projection": {"ProjectionType": "ALL"},
+            # what tasks/list shows, not the arguments or results (up to 400 KB a task)
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["listing", keys.EXPIRES_AT]},
         },
         {
             "IndexName": keys.BY_DUE_INDEX,
@@ -35,7 +36,7 @@ TABLE_DEFINITION: dict[str, Any] = {
                 {"AttributeName": keys.DUE_PK, "KeyType": "HASH"},
                 {"AttributeName": keys.DUE_SK, "KeyType": "RANGE"},
             ],
-            "Projection": {"ProjectionType": "ALL"},
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
         },
     ],
     "BillingMode": "PAY_PER_REQUEST",

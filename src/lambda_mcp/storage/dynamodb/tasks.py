@@ -7,7 +7,7 @@ import dataclasses
 import json
 from typing import Any
 
-from ...tasks.model import TERMINAL, TaskRecord
+from ...tasks.model import TERMINAL, TaskRecord, listed
 from ...tasks.store import decode_cursor, encode_cursor
 from ..errors import ConflictError
 from . import keys
@@ -43,12 +43,13 @@ class DynamoDBTaskStore:
             keys.EXPIRES_AT: {"N": str(int(record.expires_at))},
             "status": {"S": record.status},
             "version": {"N": str(record.version)},
-            "body": {"S": json.dumps(dataclasses.asdict(record), separators=(",", ":"))},
+            "body": {"S": _json(record)},
+            "listing": {"S": _json(listed(record))},  # all the owner index holds besides keys and expiry
         }
 
     @staticmethod
-    def _record(item: dict[str, Any]) -> TaskRecord:
-        return TaskRecord(**json.loads(item["body"]["S"]))
+    def _record(item: dict[str, Any], attribute: str = "body") -> TaskRecord:
+        return TaskRecord(**json.loads(item[attribute]["S"]))
 
     async def create(self, record: TaskRecord) -> None:
         with translated(ConflictError, f"task {record.task_id} exists"):
@@ -98,11 +99,12 @@ class DynamoDBTaskStore:
             query["ExclusiveStartKey"] = position["k"]
         with translated():
             page = self._client().query(**query)
-        records = [r for r in map(self._record, page.get("Items", [])) if r.live(now)]
+        records = [r for r in (self._record(i, "listing") for i in page.get("Items", [])) if r.live(now)]
         last = page.get("LastEvaluatedKey")
         return records, encode_cursor({"o": owner, "k": last}) if last else None
 
-    async def list_due(self, now: float, limit: int = 100) -> list[TaskRecord]:
+    async def list_due(self, now: float, limit: int = 100) -> list[str]:
+        """One Query on the sparse `by-due` index, which projects keys only (the sweeper re-reads each task)."""
         with translated():
             page = self._client().query(
                 TableName=self.table_name,
@@ -116,4 +118,22 @@ class DynamoDBTaskStore:
                 Limit=limit,
             )
         # the index is eventually consistent: callers re-read each record before acting on it
-        return [r for r in map(self._record, page.get("Items", [])) if r.sweepable and r.live(now)]
+        return [item[keys.PK]["S"].removeprefix("TASK#") for item in page.get("Items", [])]
+
+    async def drop_due(self, task_id: str) -> None:
+        """Remove the index attributes (the item may have expired; TTL deletes it later)."""
+        try:
+            with translated(ConflictError):
+                self._client().update_item(
+                    TableName=self.table_name,
+                    Key=self._key(task_id),
+                    UpdateExpression="REMOVE #due_pk, #due_sk",
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeNames={"#due_pk": keys.DUE_PK, "#due_sk": keys.DUE_SK},
+                )
+        except ConflictError:
+            return
+
+
+def _json(record: TaskRecord) -> str:
+    return json.dumps(dataclasses.asdict(record), separators=(",", ":"))

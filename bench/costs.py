@@ -1,0 +1,164 @@
+"""Cost benchmark: the AWS calls and bytes one request may cost at most, through the real Lambda handler.
+
+Runs the HTTP handler (Mangum, API Gateway v2 events) with state in Amazon DynamoDB Local (or moto
+server without Java) and the task queue on moto server's SQS, all on 127.0.0.1, and sends each kind of
+request at the kit's limits (the largest client data, arguments, subscription set and batch it accepts)
+and just past them. For each it prints the HTTP status, the AWS calls made and the bytes sent to and
+received from AWS: the figures behind the "Bounded cost per request" table in docs/decisions.md.
+Prints figures; asserts only that each request got the status it should.
+
+    .venv/bin/python bench/costs.py
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from tasks import _env, initialize_request  # noqa: E402  (the sibling benchmark's helpers)
+
+
+class Meter:
+    """AWS calls and bytes on the wire made by the HTTP handler (the main thread)."""
+
+    def __init__(self) -> None:
+        import boto3
+
+        self.calls: Counter[str] = Counter()
+        self.sent = 0
+        self.received = 0
+        boto3.setup_default_session()
+        boto3.DEFAULT_SESSION.events.register("before-send", self._before_send)
+        boto3.DEFAULT_SESSION.events.register("after-call", self._after_call)
+
+    def _before_send(self, request: Any, event_name: str, **_: Any) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.calls[event_name.removeprefix("before-send.")] += 1
+            self.sent += len(request.body or b"")
+
+    def _after_call(self, http_response: Any, **_: Any) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.received += len(http_response.content or b"")
+
+    def take(self) -> tuple[Counter[str], int, int]:
+        taken = (self.calls, self.sent, self.received)
+        self.calls, self.sent, self.received = Counter(), 0, 0
+        return taken
+
+
+def main() -> int:
+    _env()
+    sys.path.insert(0, str(ROOT / "src"))
+    from lambda_mcp.local import aws
+    from lambda_mcp.local.context import LambdaContext
+    from lambda_mcp.local.gateways import http_api_event
+    from lambda_mcp.protocol import limits
+
+    storage = aws.start(None)
+    queues = storage if storage.engine == "moto" else aws._start_moto(aws._free_port())
+    rows: list[tuple[str, int, Counter[str], int, int]] = []
+    try:
+        aws.configure(storage.endpoint, "bench-costs")
+        aws.configure_queues(queues.endpoint)
+        meter = Meter()
+        from lambda_mcp.entrypoints.http import handler
+
+        base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        session: dict[str, str] = {}
+
+        def send(label: str, method: str, body: Any, expect: int, headers: dict[str, str] | None = None) -> str:
+            raw = json.dumps(body).encode() if body is not None else b""
+            all_headers = {**base, "host": "127.0.0.1", **session, **(headers or {})}
+            meter.take()
+            response = handler(http_api_event(method, "/mcp", all_headers, raw, "127.0.0.1"), LambdaContext())
+            calls, sent, received = meter.take()
+            text = response.get("body") or ""
+            if response.get("isBase64Encoded"):
+                text = base64.b64decode(text).decode()
+            status = int(response["statusCode"])
+            assert status == expect, f"{label}: {status} {text[:300]}"
+            rows.append((label, status, calls, sent, received))
+            session_id = (response.get("headers") or {}).get("mcp-session-id")
+            if session_id and not session:
+                session.update({"mcp-session-id": session_id})
+            return text
+
+        def request(method: str, params: dict[str, Any], rid: int = 7) -> dict[str, Any]:
+            return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+        # -- sessions ----------------------------------------------------------------------------
+        padding = "x" * (limits.MAX_CLIENT_DATA_BYTES - 200)
+        biggest = initialize_request({"experimental": {"pad": padding}, "tasks": {}, "elicitation": {}})
+        send("initialize, client data at the cap (8 KB)", "POST", biggest, 200)
+        session["mcp-protocol-version"] = "2025-11-25"
+        over = initialize_request({"experimental": {"pad": "x" * 300_000}})
+        send("initialize, 300 KB of client data (refused)", "POST", over, 200, {"mcp-session-id": ""})
+        send("tools/list on a session", "POST", request("tools/list", {}), 200)
+        long_uri = "test://template/" + "u" * (limits.MAX_SUBSCRIBED_URI_CHARS - 40) + "/data"
+        for index in range(limits.MAX_SUBSCRIPTIONS - 1):
+            send("(fill subscriptions)", "POST", request("resources/subscribe", {"uri": f"{long_uri}{index}"}), 200)
+        rows[:] = [r for r in rows if r[0] != "(fill subscriptions)"]
+        last = request("resources/subscribe", {"uri": f"{long_uri}-last"})
+        send("resources/subscribe, the 32nd 512-char URI", "POST", last, 200)
+        send("resources/subscribe, a 33rd (refused)", "POST", request("resources/subscribe", {"uri": "test://x"}), 200)
+        send("request on that session (32 subscriptions)", "POST", request("ping", {}), 200)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-used"}}
+        send("cancel of a request id never used", "POST", cancel, 202)
+        send("GET stream poll (change feed)", "GET", None, 200, {"accept": "text/event-stream"})
+
+        # -- tasks -------------------------------------------------------------------------------
+        arguments = {"seconds": 0, "label": "y" * (limits.MAX_ARGUMENTS_BYTES - 100)}
+        create = request("tools/call", {"name": "slow_compute", "arguments": arguments, "task": {}})
+        text = send("task create, arguments at the cap (64 KB)", "POST", create, 200)
+        task_id = json.loads(text[text.index("{") :].splitlines()[0])["result"]["task"]["taskId"]
+        junk = request("tools/call", {"name": "slow_compute", "arguments": {"label": "z" * 380_000}, "task": {}})
+        send("task create, 380 KB of arguments (refused)", "POST", junk, 200)
+        send("tasks/get", "POST", request("tasks/get", {"taskId": task_id}), 200)
+        send("tasks/list (one page)", "POST", request("tasks/list", {}), 200)
+
+        # -- 2025-03-26 batches --------------------------------------------------------------------
+        session.clear()
+        old = initialize_request({})
+        old["params"]["protocolVersion"] = "2025-03-26"
+        send("initialize (2025-03-26)", "POST", old, 200)
+        session["mcp-protocol-version"] = "2025-03-26"
+        cancels = [{**cancel, "params": {"requestId": f"r{i}"}} for i in range(limits.MAX_BATCH)]
+        send("batch of 32 cancels of unknown ids", "POST", cancels, 202)
+        send("batch of 1,000 cancels (refused)", "POST", cancels * 32, 400)
+
+        # -- 2026-07-28 -------------------------------------------------------------------------
+        session.clear()
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        modern = request("tools/call", {"name": "test_simple_text", "arguments": {}, "_meta": meta})
+        routing = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "test_simple_text"}
+        send("2026-07-28 tools/call", "POST", modern, 200, routing)
+    finally:
+        if queues is not storage:
+            queues.stop()
+        storage.stop()
+
+    print(f"state: {storage.engine}; limits: batch {limits.MAX_BATCH}, client data {limits.MAX_CLIENT_DATA_BYTES} B,")
+    print(
+        f"  arguments {limits.MAX_ARGUMENTS_BYTES} B, URI {limits.MAX_URI_CHARS} chars, {limits.MAX_SUBSCRIPTIONS} subs"
+    )
+    print(f"| {'request':46} | status | AWS calls | bytes sent | bytes received |")
+    print(f"|{'-' * 48}|--------|-----------|------------|----------------|")
+    for label, status, calls, sent, received in rows:
+        named = ", ".join(f"{n.split('.')[-1]} {c}" for n, c in sorted(calls.items())) or "none"
+        print(f"| {label:46} | {status:6} | {sum(calls.values()):9} | {sent:10,} | {received:14,} |  {named}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Hypothesis fuzzing of the `/mcp` endpoint through the Lambda handler and the streaming server."""
