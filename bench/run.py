@@ -205,6 +205,17 @@ STACKS = {
         mangum_warm=True,
         asgi_lifespan=False,
     ),
+    "lambda-mcp-bare": Stack(
+        "lambda-mcp-bare",
+        "lambda_mcp_bare",
+        {
+            "LAMBDA_MCP_APP": f"{APPS / 'lambda_mcp_app.py'}:app",
+            "LAMBDA_MCP_ALLOWED_HOSTS": DOMAIN,
+            "LAMBDA_MCP_AUTH": "none",
+        },
+        mangum_warm=True,
+        asgi_lifespan=False,
+    ),
     "sdk": Stack(
         "sdk",
         "sdk_app",
@@ -489,7 +500,7 @@ def warm_worker(stack_key: str, n: int, warmup: int) -> None:
     """Worker entry: import a stack, time `n` calls per mode and wire, print JSON medians."""
     stack = STACKS[stack_key]
     handler = importlib.import_module(stack.module).handler
-    app: ASGIApp | None = getattr(handler, "app", None)
+    app: ASGIApp | None = getattr(handler, "app", None) or getattr(importlib.import_module(stack.module), "app", None)
     if app is None:
         raise BenchError(f"{stack.key}: handler {handler!r} exposes no ASGI `.app`")
     out: dict[str, float | str] = {}
@@ -745,6 +756,21 @@ def report(
         print("   " + "  ".join(c.ljust(widths[j]) if j == 0 else c.rjust(widths[j]) for j, c in enumerate(r)))
         if i == 0:
             print("   " + "  ".join("-" * wd for wd in widths))
+    bare = "lambda-mcp-bare"
+    bare_mangum = warm[bare].get(f"mangum/{HEADLINE_WIRE}")
+    print()
+    print("== What observability adds (Powertools Logger + Metrics: a JSON log line with EMF per request)")
+    added_cold = (cold[lm]["init_s"] - cold[bare]["init_s"]) * 1e3
+    print(
+        f"   cold init: {cold[lm]['init_s'] * 1e3:.1f} ms vs {cold[bare]['init_s'] * 1e3:.1f} ms without:"
+        f" {added_cold:+.1f} ms (goal <= 15 ms)"
+    )
+    if isinstance(mangum, float) and isinstance(bare_mangum, float):
+        added_warm = (mangum - bare_mangum) * 1e6
+        print(
+            f"   warm request via Mangum: {mangum * 1e6:.1f} us vs {bare_mangum * 1e6:.1f} us without:"
+            f" {added_warm:+.1f} us (goal <= 50 us)"
+        )
 
 
 def main() -> int:

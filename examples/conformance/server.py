@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from lambda_mcp import Context, MCPApp, MCPError
+from lambda_mcp import Context, MCPApp, MCPError, ToolError
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -99,7 +99,7 @@ async def test_tool_with_progress(ctx: Context) -> str:
 @app.tool()
 def test_error_handling() -> str:
     """Tests error response handling"""
-    raise RuntimeError("This tool intentionally returns an error for testing")
+    raise ToolError("This tool intentionally returns an error for testing")
 
 
 @app.tool()
@@ -464,7 +464,7 @@ async def slow_compute(ctx: Context, seconds: int = 3, label: str = "") -> str:
 async def failing_job() -> str:
     """A task whose tool fails: the task completes with isError"""
     await asyncio.sleep(0.5)
-    raise RuntimeError("the job failed")
+    raise ToolError("the job failed")
 
 
 @app.tool(task_support="required")

@@ -9,8 +9,9 @@ app = MCPApp("weather", version="1.0.0")
 from .protocol.errors import MCPError
 from .server.app import MCPApp
 from .server.context import CancelledByClient, ClientError, Context
+from .server.tools import ToolError
 
-__all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "__version__"]
+__all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
 
 
 def __getattr__(name: str) -> str:

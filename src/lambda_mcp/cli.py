@@ -1,9 +1,10 @@
 """The `lambda-mcp` console script: `dev` runs an app locally, `invoke` runs one event through the handler,
-`local-aws` runs the local AWS API on its own."""
+`new` creates a project, `local-aws` runs the local AWS API on its own."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -56,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     invoke.add_argument("--aws-endpoint", metavar="URL", help="keep state in DynamoDB at this local endpoint")
     invoke.add_argument("--table", help="state table name")
     commands.add_parser("local-aws", help="run the local AWS API (DynamoDB Local or moto) in the foreground")
+    new = commands.add_parser("new", help="create a project of your own: an app, its tests and its SAM template")
+    new.add_argument("name", help="the project's name (its directory, stack name and MCP server name)")
+    new.add_argument("--directory", type=Path, default=Path("."), help="where to create it (default: here)")
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["local-aws"]:
@@ -92,6 +96,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             if local is not None:
                 local.stop()
         return 0
+    if args.command == "new":
+        from .scaffold import ScaffoldError, create_project
+
+        try:
+            created = create_project(args.name, args.directory)
+        except ScaffoldError as exc:
+            print(f"lambda-mcp new: {exc}", file=sys.stderr)
+            return 1
+        print(f"created {created}; next:")
+        print(f"  cd {created}")
+        print("  lambda-mcp dev app/app.py      # run it locally")
+        print("  python -m pytest tests         # its tests")
+        print("  sam build && sam deploy --guided")
+        return 0
     if args.command == "invoke":
         os.environ["LAMBDA_MCP_APP"] = args.app
         os.environ.setdefault("LAMBDA_MCP_AUTH", "none")
@@ -106,9 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.session_id:
             text = text.replace("REPLACE_WITH_SESSION_ID", args.session_id)
         event = json.loads(text)
-        from .entrypoints.http import handler
+        with contextlib.redirect_stdout(sys.stderr):  # the function's log lines: stderr; its response: stdout
+            from .entrypoints.http import handler
 
-        json.dump(handler(event, LambdaContext()), sys.stdout, indent=2)
+            response = handler(event, LambdaContext())
+        json.dump(response, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     return 2

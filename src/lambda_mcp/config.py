@@ -84,6 +84,9 @@ class Settings:
     """In Lambda, also allow the API Gateway / Function URL domain the event arrived on."""
     state_key: bytes | None = None
     """Key sealing MRTR `requestState`; shared by every instance (never generated per process in Lambda)."""
+    state_key_secret: str | None = None
+    """Secrets Manager secret (ARN or name) holding that key, read at run time and cached for 5 minutes
+    (so a rotation needs no redeploy); used when `state_key` is not set."""
     session_ttl_seconds: float = 3600.0
     session_touch_seconds: float = 300.0
     """A live session's expiry slides at most once per this interval."""
@@ -130,6 +133,10 @@ class Settings:
     `token_use=access`) are accepted."""
     resource_url: str | None = None
     """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
+    metrics_namespace: str = "lambda-mcp"
+    """CloudWatch namespace of the metrics the Lambda functions emit (EMF)."""
+    tracing: bool = False
+    """Lambda: trace with AWS X-Ray through Powertools Tracer (needs aws-xray-sdk in the layer)."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -144,6 +151,7 @@ class Settings:
             allowed_origins=_split(env.text("ALLOWED_ORIGINS")),
             trust_event_domain=env.flag("TRUST_EVENT_DOMAIN", True),
             state_key=key.encode() if key else None,
+            state_key_secret=env.text("STATE_KEY_SECRET"),
             session_ttl_seconds=env.number("SESSION_TTL_SECONDS", 3600, minimum=1),
             session_touch_seconds=env.number("SESSION_TOUCH_SECONDS", 300),
             max_body_bytes=env.integer("MAX_BODY_BYTES", 1_048_576, minimum=1),
@@ -164,6 +172,8 @@ class Settings:
             auth_scopes=tuple((env.text("AUTH_SCOPES") or "").replace(",", " ").split()),
             auth_cognito_client_ids=_split(env.text("AUTH_COGNITO_CLIENT_IDS")),
             resource_url=env.text("RESOURCE_URL"),
+            metrics_namespace=env.text("METRICS_NAMESPACE") or "lambda-mcp",
+            tracing=env.flag("TRACING", False),
         )
         settings.check()
         return settings

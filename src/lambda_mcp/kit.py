@@ -11,11 +11,13 @@ from .dispatch.dispatcher import Dispatcher
 from .dispatch.request_state import StateSealer
 from .dispatch.runner import HandlerRunner
 from .server.app import MCPApp
+from .state_keys import KeyRing, SecretKey
 from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
 from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
+from .tasks.execution import Execute, Executor
 from .tasks.inprocess import InProcessExecutor
-from .tasks.runtime import Execute, Executor, TaskRuntime
+from .tasks.runtime import TaskRuntime
 from .transport.access import Access
 from .transport.buffered import BufferedTransport
 from .transport.endpoint import MCPEndpoint, Transport
@@ -92,7 +94,9 @@ def build_kit(
     deployment), else in DynamoDB when `settings.table_name` is set, else in memory. The app is not
     changed: two kits may serve one app. `local=True` (the dev server) allows loopback Host/Origin
     and, when no `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
-    key = settings.state_key
+    key: bytes | KeyRing | None = settings.state_key
+    if key is None and settings.state_key_secret:
+        key = SecretKey(settings.state_key_secret)
     if key is None and local:
         key = secrets.token_bytes(32)
     if stores is None:

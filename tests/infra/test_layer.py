@@ -1,54 +1,107 @@
-"""The dependency layer builds for the Lambda platform (arm64, CPython 3.13) with the same Makefile `sam build` runs."""
+"""The layers and the functions build for the Lambda platform (arm64, CPython 3.13) with the Makefiles `sam build`
+runs, offline: pip installs from the wheels ./scripts/test downloads into .cache/layer-wheels."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from tests.infra.builds import BUILDS, EM_AARCH64, elf_machine, offline_env
 from tests.support.processes import ROOT
 
-EM_AARCH64 = 183
 
-
-def _elf_machine(path: Path) -> int:
-    """The `e_machine` field of an ELF file's header (little-endian)."""
-    header = path.read_bytes()[:20]
-    assert header[:4] == b"\x7fELF", path
-    return int.from_bytes(header[18:20], "little")
-
-
-def test_the_layer_builds_with_arm64_cp313_wheels_and_the_kit(tmp_path: Path) -> None:
+def _make(makefile: Path, target: str, cwd: Path, artifacts: Path) -> None:
     make = shutil.which("make")
     if make is None:
-        pytest.fail("the layer build needs `make` (sam build uses it too)")
+        pytest.fail("the builds need `make` (sam build uses it too)")
     done = subprocess.run(
-        [
-            make,
-            "-f",
-            str(ROOT / "layers/deps/Makefile"),
-            "build-DepsLayer",
-            f"ARTIFACTS_DIR={tmp_path}",
-            f"PYTHON={sys.executable}",
-        ],
+        [make, "--makefile", str(makefile), target, f"ARTIFACTS_DIR={artifacts}", f"PYTHON={sys.executable}"],
+        cwd=cwd,
+        env=offline_env(),
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    site = tmp_path / "python"
+
+
+def _extensions(site: Path) -> list[Path]:
     libraries = sorted(site.rglob("*.so"))
-    extensions = [p.name for p in libraries]
-    assert extensions, "expected pydantic_core's compiled extension"
+    names = [p.name for p in libraries]
     # CPython 3.13 extensions, or stable-ABI ones (cryptography's `abi3`), all built for arm64:
-    assert all("cpython-313-aarch64-linux-gnu" in name or ".abi3." in name for name in extensions), extensions
-    assert all(_elf_machine(path) == EM_AARCH64 for path in libraries), extensions
-    for module in ("pydantic", "starlette", "mangum", "jwt", "cryptography", "lambda_mcp/entrypoints/http.py"):
+    assert all("cpython-313-aarch64-linux-gnu" in name or ".abi3." in name for name in names), names
+    assert all(elf_machine(path) == EM_AARCH64 for path in libraries), names
+    return libraries
+
+
+def _scratch_copy(source: Path, to: Path) -> Path:
+    """What SAM does before a makefile build: a copy of CodeUri/ContentUri to run `make` in."""
+    shutil.copytree(source, to, ignore=shutil.ignore_patterns("*.egg-info"))
+    return to
+
+
+def test_the_dependency_layer_builds_offline_with_arm64_cp313_wheels(tmp_path: Path) -> None:
+    scratch = _scratch_copy(BUILDS / "deps", tmp_path / "scratch")
+    _make(scratch / "Makefile", "build-DepsLayer", scratch, tmp_path / "out")
+    site = tmp_path / "out/python"
+    extensions = [p.name for p in _extensions(site)]
+    assert any(name.startswith("_pydantic_core") for name in extensions), extensions
+    for module in ("pydantic", "starlette", "mangum", "jwt", "cryptography", "aws_lambda_powertools", "aws_xray_sdk"):
         assert (site / module).exists(), module
+    # The kit has its own layer; boto3 and botocore (and what only they need) come from the runtime.
+    for absent in ("lambda_mcp", "boto3", "botocore", "urllib3", "dateutil", "bin"):
+        assert not (site / absent).exists(), absent
     assert not list(site.rglob("*.pyc")), "bytecode for the build machine's Python does not belong in the layer"
+    assert sorted(p.name for p in scratch.iterdir()) == ["Makefile", "requirements.in", "requirements.lock"]
     size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
-    print(f"\nlayer: {size / 1e6:.1f} MB unzipped, extensions: {extensions}")
+    print(f"\ndependency layer: {size / 1e6:.1f} MB unzipped, extensions: {extensions}")
     assert size < 50_000_000
+
+
+def test_the_kit_layer_is_the_package_in_src_with_its_version_and_nothing_stale(tmp_path: Path) -> None:
+    scratch = _scratch_copy(ROOT / "src", tmp_path / "src")
+    # What a developer's tree holds that the layer must not: bytecode, and a module deleted since the last build.
+    (scratch / "lambda_mcp/__pycache__").mkdir(exist_ok=True)
+    (scratch / "lambda_mcp/__pycache__/kit.cpython-311.pyc").write_bytes(b"stale")
+    (scratch / "lambda_mcp/polling.py").unlink()
+    _make(ROOT / "layers/kit/Makefile", "build-KitLayer", scratch, tmp_path / "out")
+    site = tmp_path / "out/python"
+    assert (site / "lambda_mcp/entrypoints/http.py").is_file() and (site / "lambda_mcp/py.typed").is_file()
+    assert not (site / "lambda_mcp/polling.py").exists()
+    assert not list(site.rglob("__pycache__")) and not list(site.rglob("*.pyc"))
+    assert not list(site.rglob("*.so"))  # pure Python
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert sorted(p.name for p in site.iterdir()) == ["lambda_mcp", f"lambda_mcp-{version}.dist-info"]
+    # What importlib.metadata finds on the layer's path alone (`/opt/python` in Lambda).
+    (found,) = importlib.metadata.distributions(name="lambda-mcp", path=[str(site)])
+    assert found.version == version and found.metadata["Name"] == "lambda-mcp"
+    # The package is copied as it is, module for module (scaffold data included).
+    expected = {
+        p.relative_to(scratch)
+        for p in (scratch / "lambda_mcp").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    built = {p.relative_to(site) for p in (site / "lambda_mcp").rglob("*") if p.is_file()}
+    assert built == expected
+
+
+def test_the_function_makefile_installs_a_requirements_txt_for_arm64_without_python313(tmp_path: Path) -> None:
+    code = _scratch_copy(ROOT / "examples/weather", tmp_path / "code")
+    (code / "requirements.txt").write_text("wrapt==2.5.2\n")  # has an arm64 cp313 wheel in the cache
+    (code / "__pycache__").mkdir(exist_ok=True)
+    (code / "__pycache__/server.cpython-311.pyc").write_bytes(b"stale")
+    (code / "bin").mkdir()
+    (code / "bin/tool").write_text("")
+    _make(BUILDS / "function/Makefile", "build-AnyFunction", code, tmp_path / "out")
+    out = tmp_path / "out"
+    assert (out / "server.py").read_text() == (ROOT / "examples/weather/server.py").read_text()
+    assert (out / "wrapt").is_dir() and any(elf_machine(p) == EM_AARCH64 for p in _extensions(out))
+    for absent in ("requirements.txt", "bin", "__pycache__"):
+        assert not (out / absent).exists(), absent
+    assert not list(out.rglob("*.pyc"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ from samtranslator.yaml_helper import yaml_parse
 
 from lambda_mcp.storage.dynamodb import keys
 from lambda_mcp.storage.dynamodb.table import TABLE_DEFINITION
+from tests.infra import templates
+from tests.infra.templates import as_list
+from tests.infra.templates import statements as role_statements
 from tests.support.processes import ROOT
 
 VALIDATE = ROOT / "infra/validate_template.py"
@@ -59,55 +63,78 @@ def _arn(name: str) -> dict[str, Any]:
     return {"Fn::GetAtt": [name, "Arn"]}
 
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _statements(cfn: dict[str, Any], function: dict[str, Any]) -> list[dict[str, Any]]:
-    """The inline policy statements of a function's execution role."""
-    role_name, attribute = function["Role"]["Fn::GetAtt"]
-    assert attribute == "Arn"
-    role = cfn["Resources"][role_name]["Properties"]
-    return [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]]
-
-
 def _allowing(statements: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
-    return [s for s in statements if any(a.startswith(prefix) for a in _as_list(s["Action"]))]
+    return [s for s in statements if any(a.startswith(prefix) for a in as_list(s["Action"]))]
 
 
-def _assert_layer(cfn: dict[str, Any], props: dict[str, Any]) -> None:
-    ((layer_name,),) = [list(ref.values()) for ref in props["Layers"]]
-    assert layer_name.startswith("DepsLayer")  # SAM suffixes a content hash
-    layer = cfn["Resources"][layer_name]["Properties"]
-    assert layer["CompatibleArchitectures"] == ["arm64"] and layer["CompatibleRuntimes"] == ["python3.13"]
+def _assert_layers(cfn: dict[str, Any], props: dict[str, Any]) -> None:
+    """The dependencies' layer, then the kit's (SAM suffixes each logical id with a content hash)."""
+    deps, kit = (ref["Ref"] for ref in props["Layers"])
+    assert deps.startswith("DepsLayer") and kit.startswith("KitLayer")
+    for name in (deps, kit):
+        layer = cfn["Resources"][name]["Properties"]
+        assert layer["CompatibleArchitectures"] == ["arm64"] and layer["CompatibleRuntimes"] == ["python3.13"]
+
+
+def test_every_function_is_built_by_the_shared_makefile_and_the_layers_by_theirs() -> None:
+    sam = yaml_parse((ROOT / "template.yaml").read_text())["Resources"]
+    functions = {name: r for name, r in sam.items() if r["Type"] == "AWS::Serverless::Function"}
+    assert set(functions) == {"McpHttpFunction", "TaskWorkerFunction", "McpAuthorizerFunction"}
+    for name, resource in functions.items():  # no python3.13 needed on the build machine (docs/deploy.md)
+        assert resource["Metadata"] == {
+            "BuildMethod": "makefile",
+            "ContextPath": "src/lambda_mcp/scaffold/project/builds/function",
+        }, name
+        assert (ROOT / resource["Metadata"]["ContextPath"] / "Makefile").is_file()
+        assert resource["Properties"]["Layers"] == [{"Ref": "DepsLayer"}, {"Ref": "KitLayer"}], name
+    deps, kit = sam["DepsLayer"], sam["KitLayer"]
+    assert deps["Properties"]["ContentUri"] == "src/lambda_mcp/scaffold/project/builds/deps/"
+    assert deps["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+    assert (ROOT / deps["Properties"]["ContentUri"] / "Makefile").is_file()
+    # The kit layer's cache key is src/ itself: any change to the kit rebuilds it.
+    assert kit["Properties"]["ContentUri"] == "src/"
+    assert kit["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64", "ContextPath": "layers/kit"}
+    assert (ROOT / "layers/kit/Makefile").is_file() and not (ROOT / "layers/deps").exists()
 
 
 def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn: dict[str, Any]) -> None:
     _, props = _function(cfn, HTTP_HANDLER)
     assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
-    _assert_layer(cfn, props)
+    _assert_layers(cfn, props)
     env = props["Environment"]["Variables"]
     assert env["LAMBDA_MCP_APP"] == {"Ref": "AppPath"}
     assert env["LAMBDA_MCP_TABLE_NAME"] == {"Ref": "StateTable"}
-    assert "LAMBDA_MCP_STATE_KEY" in env
+    # The state key's secret by ARN; its value is read at run time, never put in the configuration.
+    assert env["LAMBDA_MCP_STATE_KEY_SECRET"] == {"Ref": "StateKeySecret"}
+    assert "LAMBDA_MCP_STATE_KEY" not in env and "resolve:secretsmanager" not in json.dumps(cfn)
     assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}  # a task's run is enqueued here
     assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
     assert props["Timeout"] <= 30  # never outlives the API Gateway integration timeout
 
 
-def test_http_api_is_the_default_and_rest_is_an_option(cfn: dict[str, Any]) -> None:
+def test_http_api_is_the_default_and_rest_and_a_function_url_are_options(cfn: dict[str, Any]) -> None:
     assert cfn["Parameters"]["ApiType"]["Default"] == "HTTP"
+    assert cfn["Parameters"]["ApiType"]["AllowedValues"] == ["HTTP", "REST", "URL"]
     (http,) = _of_type(cfn, "AWS::ApiGatewayV2::Api").values()
     assert http["Condition"] == "UseHttpApi" and "Body" in http["Properties"]
     (rest,) = _of_type(cfn, "AWS::ApiGateway::RestApi").values()
     assert rest["Condition"] == "UseRestApi" and "Body" in rest["Properties"]
+    (url,) = _of_type(cfn, "AWS::Lambda::Url").values()
+    assert url["Condition"] == "UseFunctionUrl"
     http_function, _ = _function(cfn, HTTP_HANDLER)
+    live, _ = templates.alias(cfn, http_function)
+    # Everything that invokes the HTTP function invokes its `live` alias, never the function itself.
+    for permission in _of_type(cfn, "AWS::Lambda::Permission").values():
+        assert permission["Properties"]["FunctionName"] != {"Ref": http_function}
     permissions = [
-        p
-        for p in _of_type(cfn, "AWS::Lambda::Permission").values()
-        if p["Properties"]["FunctionName"] == {"Ref": http_function}
+        p for p in _of_type(cfn, "AWS::Lambda::Permission").values() if p["Properties"]["FunctionName"] == {"Ref": live}
     ]
-    assert sorted(p["Condition"] for p in permissions) == ["UseHttpApi", "UseRestApi"]
+    assert sorted(p["Condition"] for p in permissions) == [
+        "PublicFunctionUrl",
+        "PublicFunctionUrl",
+        "UseHttpApi",
+        "UseRestApi",
+    ]
     assert set(cfn["Outputs"]) >= {"McpEndpoint", "StateTableName", "AuthModeInUse"}
 
 
@@ -119,38 +146,53 @@ def test_the_table_matches_the_kit_definition_and_has_ttl(cfn: dict[str, Any]) -
     assert props["TimeToLiveSpecification"] == {"AttributeName": keys.EXPIRES_AT, "Enabled": True}
 
 
-def test_iam_is_least_privilege(cfn: dict[str, Any]) -> None:
-    roles = _of_type(cfn, "AWS::IAM::Role")
+@pytest.mark.parametrize("tracing", ["off", "on"])
+def test_iam_is_least_privilege(tracing: str) -> None:
+    deployed = templates.deployed(
+        AuthMode="jwt", ApiType="REST", AuthIssuer=templates.ISSUER, AuthAudience=templates.AUDIENCE, Tracing=tracing
+    )
+    roles = _of_type(deployed, "AWS::IAM::Role")
     assert len(roles) == 3  # the HTTP function's, the worker's and (REST + jwt) the authorizer's
     for role in roles.values():
         policies = role["Properties"].get("Policies", [])
         statements = [s for policy in policies for s in policy["PolicyDocument"]["Statement"]]
         for statement in statements:
             assert statement["Effect"] == "Allow"
-            assert not any("*" in a for a in _as_list(statement["Action"])), statement
+            assert not any("*" in a for a in as_list(statement["Action"])), statement
             assert "*" not in json.dumps(statement["Resource"]).replace("/index/*", "")
         # Only log writing comes from a managed policy (SAM `SQS` events would add
-        # AWSLambdaSQSQueueExecutionRole, whose Resource is `*`).
-        managed = role["Properties"]["ManagedPolicyArns"]
-        assert [json.dumps(m) for m in managed] == [
-            json.dumps(m) for m in managed if "AWSLambdaBasicExecutionRole" in str(m)
-        ]
+        # AWSLambdaSQSQueueExecutionRole, whose Resource is `*`), and X-Ray writing with Tracing=on:
+        # AWS::LanguageExtensions decides the Tracing `Fn::If` before SAM chooses the role's policies.
+        managed = [json.dumps(m) for m in role["Properties"]["ManagedPolicyArns"]]
+        assert len(managed) == (2 if tracing == "on" else 1)
+        assert "AWSLambdaBasicExecutionRole" in managed[0]
+        assert all("AWSXrayWriteOnlyAccess" in m for m in managed[1:])
 
 
-def test_the_http_function_may_use_the_table_and_send_to_the_task_queue_only(cfn: dict[str, Any]) -> None:
+def test_the_http_function_may_use_the_table_send_to_the_task_queue_and_read_its_key_only(
+    cfn: dict[str, Any],
+) -> None:
     _, props = _function(cfn, HTTP_HANDLER)
-    statements = _statements(cfn, props)
-    assert {a for s in statements for a in _as_list(s["Action"])} == TABLE_ACTIONS | {"sqs:SendMessage"}
+    statements = role_statements(cfn, props)
+    assert {a for s in statements for a in as_list(s["Action"])} == TABLE_ACTIONS | {
+        "sqs:SendMessage",
+        "secretsmanager:GetSecretValue",
+    }
     (sqs,) = _allowing(statements, "sqs:")
-    assert _as_list(sqs["Action"]) == ["sqs:SendMessage"]
-    assert _as_list(sqs["Resource"]) == [_arn("TaskQueue")]
+    assert as_list(sqs["Action"]) == ["sqs:SendMessage"]
+    assert as_list(sqs["Resource"]) == [_arn("TaskQueue")]
+    (secret,) = _allowing(statements, "secretsmanager:")
+    assert as_list(secret["Action"]) == ["secretsmanager:GetSecretValue"]
+    # The secret whose ARN the function is given, and no other.
+    assert as_list(secret["Resource"]) == [{"Ref": "StateKeySecret"}]
+    assert props["Environment"]["Variables"]["LAMBDA_MCP_STATE_KEY_SECRET"] == {"Ref": "StateKeySecret"}
 
 
 def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(cfn: dict[str, Any]) -> None:
     http_name, http = _function(cfn, HTTP_HANDLER)
     worker, props = _function(cfn, WORKER_HANDLER)
     assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
-    _assert_layer(cfn, props)
+    _assert_layers(cfn, props)
     assert props["Layers"] == http["Layers"]
     # The same code folder (your app): the validator swaps each CodeUri for a per-function placeholder.
     sam = yaml_parse((ROOT / "template.yaml").read_text())["Resources"]
@@ -159,7 +201,8 @@ def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(
     env = props["Environment"]["Variables"]
     assert env["LAMBDA_MCP_APP"] == {"Ref": "AppPath"}
     assert env["LAMBDA_MCP_TABLE_NAME"] == {"Ref": "StateTable"}
-    assert env["LAMBDA_MCP_STATE_KEY"] == http["Environment"]["Variables"]["LAMBDA_MCP_STATE_KEY"]
+    # It never seals a requestState: no key, and no access to the secret (next test).
+    assert not [name for name in env if name.startswith("LAMBDA_MCP_STATE_KEY")]
     assert env["LAMBDA_MCP_SESSION_TTL_SECONDS"] == {"Ref": "SessionTtlSeconds"}
     assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}
     assert env["LAMBDA_MCP_TASK_DLQ_ARN"] == _arn("TaskDeadLetterQueue")
@@ -192,6 +235,11 @@ def test_the_worker_consumes_the_queue_one_task_at_a_time_and_the_dead_letters(c
     assert runs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     dead = by_source[json.dumps(_arn("TaskDeadLetterQueue"))]
     assert dead["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # A burst of tasks runs at most WorkerMaxConcurrency at a time (2 is Lambda's minimum).
+    assert runs["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "WorkerMaxConcurrency"}}
+    spec = cfn["Parameters"]["WorkerMaxConcurrency"]
+    assert spec["Default"] == 10 and spec["MinValue"] == 2
+    assert dead["ScalingConfig"] == {"MaximumConcurrency": 2}
     # The handler tells dead letters apart by eventSourceARN: it must be the ARN it is given.
     assert dead["EventSourceArn"] == props["Environment"]["Variables"]["LAMBDA_MCP_TASK_DLQ_ARN"]
 
@@ -212,16 +260,18 @@ def test_a_schedule_runs_the_sweeper_on_the_worker(cfn: dict[str, Any]) -> None:
 
 def test_the_worker_may_use_the_table_consume_its_queues_and_requeue_only(cfn: dict[str, Any]) -> None:
     _, props = _function(cfn, WORKER_HANDLER)
-    statements = _statements(cfn, props)
+    statements = role_statements(cfn, props)
+    assert not _allowing(statements, "secretsmanager:")  # it never reads the state key
+    assert {a.split(":")[0] for s in statements for a in as_list(s["Action"])} == {"dynamodb", "sqs"}
     (table,) = _allowing(statements, "dynamodb:")
-    assert set(_as_list(table["Action"])) == TABLE_ACTIONS
-    assert _as_list(table["Resource"]) == [_arn("StateTable"), {"Fn::Sub": "${StateTable.Arn}/index/*"}]
+    assert set(as_list(table["Action"])) == TABLE_ACTIONS
+    assert as_list(table["Resource"]) == [_arn("StateTable"), {"Fn::Sub": "${StateTable.Arn}/index/*"}]
     sqs = _allowing(statements, "sqs:")
-    assert {a for s in sqs for a in _as_list(s["Action"])} == SQS_CONSUME_ACTIONS | {"sqs:SendMessage"}
+    assert {a for s in sqs for a in as_list(s["Action"])} == SQS_CONSUME_ACTIONS | {"sqs:SendMessage"}
     for statement in sqs:
-        resources = _as_list(statement["Resource"])
-        if "sqs:SendMessage" in _as_list(statement["Action"]):
-            assert _as_list(statement["Action"]) == ["sqs:SendMessage"]  # the sweeper re-enqueues
+        resources = as_list(statement["Resource"])
+        if "sqs:SendMessage" in as_list(statement["Action"]):
+            assert as_list(statement["Action"]) == ["sqs:SendMessage"]  # the sweeper re-enqueues
             assert resources == [_arn("TaskQueue")]
         else:
             assert sorted(map(json.dumps, resources)) == sorted(
@@ -249,3 +299,16 @@ def test_the_validator_catches_bugs_that_only_show_after_the_transform(tmp_path:
     assert done.returncode == 1
     assert "E3030" in done.stdout and "E3717" in done.stdout
     assert "E3505" in done.stdout  # a queue's visibility timeout shorter than its consumer's timeout
+
+
+def test_samconfig_deploys_with_the_capabilities_and_known_parameter_values(cfn: dict[str, Any]) -> None:
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())["default"]
+    deploy = config["deploy"]["parameters"]
+    # The transforms (AWS::LanguageExtensions, then SAM's) and the functions' roles.
+    assert set(deploy["capabilities"].split()) == {"CAPABILITY_IAM", "CAPABILITY_AUTO_EXPAND"}
+    for pair in deploy["parameter_overrides"].split():
+        name, value = pair.split("=", 1)
+        spec = cfn["Parameters"][name]
+        assert "AllowedValues" not in spec or value in map(str, spec["AllowedValues"]), pair
+    assert "AuthMode" not in deploy["parameter_overrides"]  # a public endpoint is a choice, asked for
+    assert config["build"]["parameters"] == {"cached": True, "parallel": True}

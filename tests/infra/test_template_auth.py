@@ -1,51 +1,50 @@
-"""template.yaml's auth modes, offline: transformed once, then resolved and linted per AuthMode and ApiType
-(as CloudFormation would deploy each), with what each mode must put in front of the function."""
+"""template.yaml's auth modes, offline: resolved and linted per AuthMode and ApiType (as CloudFormation would
+deploy each: AWS::LanguageExtensions, the SAM transform, then the conditions), with what each mode must put in
+front of the function."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.processes import ROOT
+from tests.infra import templates
+from tests.infra.templates import ISSUER, validate
 
-_spec = importlib.util.spec_from_file_location("validate_template", ROOT / "infra/validate_template.py")
-assert _spec is not None and _spec.loader is not None
-validate = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(validate)
-
-ISSUER = "https://issuer.example.com"
 HTTP_AUDIENCE = "https://mcp.example.com/mcp"
 REST_AUDIENCE = "https://abc123.execute-api.us-east-1.amazonaws.com/v1/mcp"
+URL_AUDIENCE = "https://abc123.lambda-url.us-east-1.on.aws/mcp"
 MODES = {
     ("HTTP", "jwt"): {"AuthIssuer": ISSUER, "AuthAudience": HTTP_AUDIENCE, "AuthScopes": "mcp:tools"},
     ("REST", "jwt"): {"AuthIssuer": ISSUER, "AuthAudience": REST_AUDIENCE, "AuthScopes": "mcp:tools"},
+    ("URL", "jwt"): {"AuthIssuer": ISSUER, "AuthAudience": URL_AUDIENCE, "AuthScopes": "mcp:tools"},
     ("HTTP", "cognito"): {},
     ("REST", "cognito"): {"AuthAudience": REST_AUDIENCE},
+    ("URL", "cognito"): {"AuthAudience": URL_AUDIENCE},
     ("HTTP", "iam"): {},
     ("REST", "iam"): {},
+    ("URL", "iam"): {},
     ("HTTP", "none"): {},
     ("REST", "none"): {},
+    ("URL", "none"): {},
 }
+API_MODES = {key: values for key, values in MODES.items() if key[0] != "URL"}
 
 
 @pytest.fixture(scope="module")
 def cfn() -> dict[str, Any]:
-    import os
-
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    transformed: dict[str, Any] = validate.to_cloudformation(ROOT / "template.yaml")
-    return transformed
+    return templates.transformed()
 
 
-def _deployed(cfn: dict[str, Any], api: str, mode: str, tmp_path: Path) -> tuple[dict[str, Any], list[str]]:
-    deployed: dict[str, Any] = validate.resolve(cfn, {"ApiType": api, "AuthMode": mode, **MODES[(api, mode)]})
-    path = tmp_path / "deployed.json"
-    path.write_text(json.dumps(deployed))
-    return deployed, validate.lint(path, ignore=("W2001",))
+def _values(api: str, mode: str) -> dict[str, str]:
+    return {"ApiType": api, "AuthMode": mode, **MODES[(api, mode)]}
+
+
+def _deployed(api: str, mode: str, tmp_path: Path) -> tuple[dict[str, Any], list[str]]:
+    deployed = templates.deployed(**_values(api, mode))
+    return deployed, templates.findings(deployed, tmp_path)
 
 
 def _env(deployed: dict[str, Any], handler: str) -> dict[str, Any]:
@@ -71,16 +70,41 @@ def test_the_auth_mode_has_no_default_so_a_public_endpoint_is_a_choice(cfn: dict
 
 
 @pytest.mark.parametrize(("api", "mode"), list(MODES), ids=[f"{a}-{m}" for a, m in MODES])
-def test_each_mode_deploys_lint_clean_with_its_authorizer_in_front(
-    cfn: dict[str, Any], api: str, mode: str, tmp_path: Path
+def test_each_combination_passes_the_template_rules(cfn: dict[str, Any], api: str, mode: str) -> None:
+    assert validate.broken_rules(cfn, _values(api, mode)) == []
+
+
+@pytest.mark.parametrize(
+    ("values", "broken"),
+    [
+        ({"AuthMode": "jwt", "AuthIssuer": ISSUER}, "AuthMode=jwt needs AuthAudience"),
+        ({"AuthMode": "jwt", "AuthAudience": HTTP_AUDIENCE}, "AuthMode=jwt needs AuthIssuer"),
+        ({"AuthMode": "cognito", "ApiType": "REST"}, "AuthMode=cognito with ApiType=REST or URL needs AuthAudience"),
+        ({"AuthMode": "cognito", "ApiType": "URL"}, "AuthMode=cognito with ApiType=REST or URL needs AuthAudience"),
+    ],
+)
+def test_the_rules_refuse_a_mode_without_the_urls_it_needs(
+    cfn: dict[str, Any], values: dict[str, str], broken: str
 ) -> None:
-    deployed, findings = _deployed(cfn, api, mode, tmp_path)
+    (found,) = validate.broken_rules(cfn, values)
+    assert broken in found
+
+
+@pytest.mark.parametrize(("api", "mode"), list(API_MODES), ids=[f"{a}-{m}" for a, m in API_MODES])
+def test_each_mode_deploys_lint_clean_with_its_authorizer_in_front(api: str, mode: str, tmp_path: Path) -> None:
+    deployed, findings = _deployed(api, mode, tmp_path)
     assert findings == []
     body = _api_body(deployed, api)
     mcp = body["paths"]["/mcp"]["x-amazon-apigateway-any-method"]
     env = _env(deployed, "lambda_mcp.entrypoints.http.handler")
     for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
         assert "security" not in body["paths"][path]["get"]  # discovery is never behind the authorizer
+    # A browser's CORS preflight reaches the kit in every mode: OPTIONS /mcp (a method route, which
+    # beats ANY) has no authorizer, and invokes the same function as every other route.
+    options = body["paths"]["/mcp"]["options"]
+    assert "security" not in options and "security" not in body
+    assert options["x-amazon-apigateway-integration"]["uri"] == mcp["x-amazon-apigateway-integration"]["uri"]
+    assert options["x-amazon-apigateway-integration"]["type"] == "aws_proxy"
     types = {r["Type"] for r in deployed["Resources"].values()}
     assert ("AWS::Cognito::UserPool" in types) == (mode == "cognito")
     assert env["LAMBDA_MCP_AUTH"] == {"jwt": "jwt", "cognito": "jwt", "iam": "gateway", "none": "none"}[mode]
@@ -117,10 +141,56 @@ def test_each_mode_deploys_lint_clean_with_its_authorizer_in_front(
         assert "cognito-idp" in json.dumps(env["LAMBDA_MCP_AUTH_ISSUER"])
 
 
-def test_the_rest_gateway_responses_name_the_metadata_url_the_function_serves(
-    cfn: dict[str, Any], tmp_path: Path
-) -> None:
-    deployed, _ = _deployed(cfn, "REST", "jwt", tmp_path)
+@pytest.mark.parametrize("mode", ["jwt", "cognito", "iam", "none"])
+def test_a_function_url_replaces_api_gateway_and_the_function_checks_tokens(mode: str, tmp_path: Path) -> None:
+    deployed, findings = _deployed("URL", mode, tmp_path)
+    assert findings == []
+    assert not [r for r in deployed["Resources"].values() if r["Type"].startswith("AWS::ApiGateway")]
+    http_function, _ = templates.function(deployed, "lambda_mcp.entrypoints.http.handler")
+    live, live_props = templates.alias(deployed, http_function)
+    assert live_props["Name"] == "live"
+    (url,) = templates.of_type(deployed, "AWS::Lambda::Url").values()
+    assert url["Properties"] == {
+        "TargetFunctionArn": {"Ref": live},
+        "AuthType": "AWS_IAM" if mode == "iam" else "NONE",
+        "InvokeMode": "BUFFERED",
+    }
+    permissions = [p["Properties"] for p in templates.of_type(deployed, "AWS::Lambda::Permission").values()]
+    to_http = [p for p in permissions if p["FunctionName"] in ({"Ref": live}, {"Ref": http_function})]
+    if mode == "iam":  # the callers' own IAM policies decide; no resource policy opens the URL
+        assert to_http == []
+    else:  # public: InvokeFunctionUrl, plus InvokeFunction limited to calls through the URL (since 2025-10)
+        assert sorted(to_http, key=lambda p: p["Action"]) == [
+            {
+                "Action": "lambda:InvokeFunction",
+                "FunctionName": {"Ref": live},
+                "Principal": "*",
+                "InvokedViaFunctionUrl": True,
+            },
+            {
+                "Action": "lambda:InvokeFunctionUrl",
+                "FunctionName": {"Ref": live},
+                "Principal": "*",
+                "FunctionUrlAuthType": "NONE",
+            },
+        ]
+    assert deployed["Outputs"]["McpEndpoint"]["Value"] == {"Fn::Sub": "${McpFunctionUrl.FunctionUrl}mcp"}
+    env = _env(deployed, "lambda_mcp.entrypoints.http.handler")
+    assert env["LAMBDA_MCP_AUTH"] == {"jwt": "jwt", "cognito": "jwt", "iam": "gateway", "none": "none"}[mode]
+    if mode == "jwt":
+        assert env["LAMBDA_MCP_AUTH_ISSUER"] == {"Ref": "AuthIssuer"}
+        assert env["LAMBDA_MCP_AUTH_AUDIENCE"] == {"Ref": "AuthAudience"}
+    if mode == "cognito":  # the function's canonical URL comes from AuthAudience (the rules require it)
+        assert env["LAMBDA_MCP_RESOURCE_URL"] == {"Ref": "AuthAudience"}
+        assert env["LAMBDA_MCP_AUTH_COGNITO_CLIENT_IDS"] == {"Ref": "UserPoolClient"}
+    assert not templates.of_type(deployed, "AWS::Lambda::Function").keys() - {
+        http_function,
+        templates.function(deployed, templates.WORKER_HANDLER)[0],
+    }  # no authorizer function
+
+
+def test_the_rest_gateway_responses_name_the_metadata_url_the_function_serves(tmp_path: Path) -> None:
+    deployed, _ = _deployed("REST", "jwt", tmp_path)
     header = _api_body(deployed, "REST")["x-amazon-apigateway-gateway-responses"]["UNAUTHORIZED"]["responseParameters"]
     template, values = header["gatewayresponse.header.WWW-Authenticate"]["Fn::Sub"]
     base = REST_AUDIENCE.split("/mcp")[0]  # what Fn::Select/Fn::Split make of AuthAudience

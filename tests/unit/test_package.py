@@ -14,7 +14,7 @@ ALLOWED_IN_PROTOCOL = set(sys.stdlib_module_names) | {"pydantic", "__future__"}
 
 
 def test_public_api_is_pinned() -> None:
-    exported = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "__version__"]
+    exported = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
     assert sorted(lambda_mcp.__all__) == exported
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from lambda_mcp.dispatch.request_state import StateSealer
 from lambda_mcp.protocol.errors import MCPError
+from lambda_mcp.state_keys import SecretKey
+from lambda_mcp.storage.errors import StorageUnavailable
 
 PARAMS = {"name": "tool", "arguments": {"a": 1}, "_meta": {"x": 1}}
 
@@ -48,3 +50,33 @@ def test_without_a_key_sealing_is_a_clear_configuration_error() -> None:
     with pytest.raises(MCPError) as caught:
         StateSealer(None).seal("tools/call", PARAMS, {}, 0, None)
     assert "LAMBDA_MCP_STATE_KEY" in caught.value.message
+
+
+def test_a_key_read_from_secrets_manager_seals_and_survives_a_rotation(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto import mock_aws
+
+    with mock_aws():
+        import boto3
+
+        client = boto3.client("secretsmanager", region_name="us-east-1")
+        arn = client.create_secret(Name="state-key", SecretString="first-key-first-key-first-key-32")["ARN"]
+        sealer = StateSealer(SecretKey(arn, max_age=0))  # no caching: every call reads the secret
+        before = sealer.seal("tools/call", PARAMS, {"answers": {}}, 100.0, None)
+        client.put_secret_value(SecretId=arn, SecretString="second-key-second-key-second-k32")  # a rotation
+        after = sealer.seal("tools/call", PARAMS, {"answers": {}}, 100.0, None)
+        assert after != before  # sealed with the new current version
+        assert sealer.open(before, "tools/call", PARAMS, 101.0, None) == {"answers": {}}  # AWSPREVIOUS opens
+        assert StateSealer(b"second-key-second-key-second-k32").open(after, "tools/call", PARAMS, 101.0, None) == {
+            "answers": {}
+        }
+        with pytest.raises(MCPError, match="integrity"):
+            StateSealer(b"some-other-key").open(after, "tools/call", PARAMS, 101.0, None)
+
+
+def test_an_unreadable_secret_is_a_retryable_error_not_a_crash() -> None:
+    from moto import mock_aws
+
+    with mock_aws():
+        sealer = StateSealer(SecretKey("no-such-secret", max_age=0))
+        with pytest.raises(StorageUnavailable, match="could not be read"):
+            sealer.seal("tools/call", PARAMS, {}, 100.0, None)

@@ -11,7 +11,8 @@ import pytest
 from lambda_mcp.protocol.ids import TaskStream
 from lambda_mcp.storage import InMemoryEventLog
 from lambda_mcp.tasks import InMemoryTaskStore, TaskRecord
-from lambda_mcp.tasks.runtime import Execute, Notify, Outcome, SubmitFailed, TaskRuntime
+from lambda_mcp.tasks.execution import Execute, Notify, Outcome, SubmitFailed
+from lambda_mcp.tasks.runtime import TaskRuntime
 
 pytestmark = pytest.mark.anyio
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..observe.invocation import note
 from ..protocol import jsonrpc, shaping, versions
 from ..protocol.errors import (
     INTERNAL_ERROR,
@@ -43,7 +44,8 @@ from ..server.tools import Tool
 from ..storage.errors import LimitExceeded, StorageUnavailable
 from ..storage.ports import CallStore, SessionStore
 from ..storage.records import SessionRecord
-from ..tasks.runtime import SubmitFailed, TaskRuntime
+from ..tasks.execution import SubmitFailed
+from ..tasks.runtime import TaskRuntime
 from .context import Answer, Channel, Handler, RequestContext, WaitInterrupted
 from .pagination import page
 from .runner import HandlerRunner, TaskStarted
@@ -117,18 +119,22 @@ class Dispatcher:
         if request.request_id != message.id:  # a resumption re-runs a request under a GET's context
             request = dataclasses.replace(request, request_id=message.id)
         opened: SessionRecord | None = None
+        session_id = request.session.session_id if request.session is not None else None
+        note(mcp_method=message.method, protocol_version=request.version, session_id=session_id)
         try:
             if message.method == "initialize" and request.era == "legacy":
                 result, opened = await self._initialize(message.params or {}, request)
             else:
                 result = await self._route(message, request, channel)
         except MCPError as exc:
+            note(jsonrpc_error=exc.code)
             status = exc.http_status or (modern_http_status(exc.code) if request.era == "modern" else 200)
             return Answer(jsonrpc.error_message(message.id, exc.to_error()), status)
         except (WaitInterrupted, CallSuspended):
             raise  # the transport ends the response for the client to resume
         except (StorageUnavailable, SubmitFailed):  # after the AWS clients' own retries: the client retries
             logger.warning("storage or task queue unavailable serving %s", message.method, exc_info=True)
+            note(jsonrpc_error=INTERNAL_ERROR)
             error = {"code": INTERNAL_ERROR, "message": UNAVAILABLE}
             return Answer(jsonrpc.error_message(message.id, error), 503)
         except (CancelledByClient, InputRequired):
@@ -138,6 +144,7 @@ class Dispatcher:
             return Answer(jsonrpc.error_message(message.id, {"code": INTERNAL_ERROR, "message": "Internal error"}))
         except Exception:
             logger.exception("internal error serving %s", message.method)
+            note(jsonrpc_error=INTERNAL_ERROR)
             return Answer(jsonrpc.error_message(message.id, {"code": INTERNAL_ERROR, "message": "Internal error"}))
         if channel.is_cancelled():
             return Answer(None)

@@ -16,6 +16,7 @@ from typing import Any
 from ..protocol import jsonrpc
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 from ..server.context import CallSuspended, ClientError, InputRequired
+from ..server.tools import ToolError
 from .context import Ask, Resumption, Send
 
 _CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
@@ -93,10 +94,10 @@ def _require_declared(request: dict[str, Any], capabilities: dict[str, Any], ver
     sent; the handler gets an error."""
     gap = revision_gap(request, version)
     if gap is not None:
-        raise RuntimeError(f"the client cannot be asked this: {gap}")
+        raise ToolError(f"the client cannot be asked this: {gap}")
     needed = required_capability(request, capabilities)
     if needed is not None:
-        raise RuntimeError(f"the client did not declare the {next(iter(needed))!r} capability")
+        raise ToolError(f"the client did not declare the {next(iter(needed))!r} capability")
 
 
 class LegacyStreamingInput:
@@ -149,7 +150,7 @@ class NoInput:
     """Where client input cannot be delivered (a buffered legacy call whose client accepts only JSON)."""
 
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-        raise RuntimeError(
+        raise ToolError(
             "client input (elicitation, sampling, roots) over a legacy session needs a client that accepts"
             " text/event-stream on this transport"
         )

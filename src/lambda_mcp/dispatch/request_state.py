@@ -13,8 +13,10 @@ from typing import Any
 
 from ..protocol import b64url
 from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
+from ..state_keys import FixedKey, KeyRing
 
 _IGNORED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+NO_KEY = "requestState sealing key is not configured (set LAMBDA_MCP_STATE_KEY or LAMBDA_MCP_STATE_KEY_SECRET)"
 
 
 def params_digest(method: str, params: dict[str, Any]) -> str:
@@ -25,17 +27,18 @@ def params_digest(method: str, params: dict[str, Any]) -> str:
 
 
 class StateSealer:
-    """Seals `{answers, principal}` for one request; `key=None` refuses to seal (misconfiguration)."""
+    """Seals `{answers, principal}` for one request; `key=None` refuses to seal (misconfiguration). `key` is
+    one key, or a `KeyRing` (a secret read at run time: its first key seals, any of its keys opens)."""
 
-    def __init__(self, key: bytes | None, ttl_seconds: float = 900.0) -> None:
-        self._key = key
+    def __init__(self, key: bytes | KeyRing | None, ttl_seconds: float = 900.0) -> None:
+        self._ring: KeyRing | None = FixedKey(key) if isinstance(key, bytes) else key
         self._ttl = ttl_seconds
 
     def seal(
         self, method: str, params: dict[str, Any], payload: dict[str, Any], now: float, principal: str | None
     ) -> str:
-        if self._key is None:
-            raise MCPError(INTERNAL_ERROR, "requestState sealing key is not configured (set LAMBDA_MCP_STATE_KEY)")
+        if self._ring is None:
+            raise MCPError(INTERNAL_ERROR, NO_KEY)
         body = {
             "m": method,
             "d": params_digest(method, params),
@@ -44,18 +47,19 @@ class StateSealer:
             "a": payload,
         }
         data = b64url.encode(json.dumps(body, separators=(",", ":")).encode())
-        return f"{data}.{self._mac(data)}"
+        return f"{data}.{_mac(self._ring.in_use()[0], data)}"
 
     def open(
         self, state: object, method: str, params: dict[str, Any], now: float, principal: str | None
     ) -> dict[str, Any]:
         """The payload of a valid state; raises -32602 when it is forged, stale or for another request."""
-        if self._key is None:
-            raise MCPError(INTERNAL_ERROR, "requestState sealing key is not configured (set LAMBDA_MCP_STATE_KEY)")
+        if self._ring is None:
+            raise MCPError(INTERNAL_ERROR, NO_KEY)
         if not isinstance(state, str) or state.count(".") != 1:
             raise invalid_params("Invalid requestState: integrity check failed")
         data, mac = state.split(".")
-        if not hmac.compare_digest(mac.encode(), self._mac(data).encode()):  # bytes: any text compares
+        # bytes: any text compares; every key of the ring opens (a state sealed before a rotation)
+        if not any(hmac.compare_digest(mac.encode(), _mac(key, data).encode()) for key in self._ring.in_use()):
             raise invalid_params("Invalid requestState: integrity check failed")
         try:
             body = json.loads(b64url.decode(data))
@@ -68,6 +72,6 @@ class StateSealer:
         payload = body.get("a")
         return payload if isinstance(payload, dict) else {}
 
-    def _mac(self, data: str) -> str:
-        assert self._key is not None
-        return b64url.encode(hmac.new(self._key, data.encode(), hashlib.sha256).digest())
+
+def _mac(key: bytes, data: str) -> str:
+    return b64url.encode(hmac.new(key, data.encode(), hashlib.sha256).digest())

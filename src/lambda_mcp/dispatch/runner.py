@@ -16,14 +16,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..observe.invocation import count
 from ..protocol import jsonrpc, shaping
 from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
 from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
 from ..server.app import MCPApp
 from ..server.context import CancelledByClient, Context, InputChannel, InputRequired, StartTask
 from ..storage.errors import StorageUnavailable
+from ..tasks.execution import Notify, Outcome
 from ..tasks.model import TaskRecord
-from ..tasks.runtime import Notify, Outcome
 from .context import Channel, RequestContext
 from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput, NoInput
 from .request_state import StateSealer
@@ -111,6 +112,7 @@ class HandlerRunner:
             if modern is None or task is not None:
                 raise
             state = self.sealer.seal(method, params, {"answers": modern.answers}, now, request.principal)
+            count("CallsSuspended")
             return {"resultType": "input_required", "inputRequests": suspension.requests, "requestState": state}
 
     def _modern_answers(
@@ -121,6 +123,7 @@ class HandlerRunner:
         if "requestState" in params:
             opened = self.sealer.open(params["requestState"], method, params, now, request.principal)
             answers.update(opened.get("answers", {}))
+            count("CallsResumed")
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise invalid_params("inputResponses must be an object")

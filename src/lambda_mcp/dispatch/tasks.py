@@ -8,6 +8,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from ..observe.invocation import note
 from ..polling import Backoff
 from ..protocol import jsonrpc
 from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params, method_not_found
@@ -133,6 +134,7 @@ class TaskMethods:
             log_level=((session.log_level if session else None) or "debug") if request.era == "legacy" else None,
             scopes=sorted(request.scopes) if request.scopes is not None else None,
         )  # `SubmitFailed` when the queue is down: the dispatcher answers 503, the client tries again
+        note(task_id=record.task_id)
         if request.era == "legacy":
             if session is not None and request.request_id is not None:  # a cancel of the request finds the task
                 stream = CallStream(request.request_id).format()
@@ -150,6 +152,7 @@ class TaskMethods:
         record = await self.runtime.get(task_id, owner_of(request)) if could_be_task_id(task_id) else None
         if record is None:
             raise invalid_params(f"Unknown or expired task: {task_id}")
+        note(task_id=record.task_id)
         return record
 
     async def _record(self, params: dict[str, Any], request: RequestContext) -> TaskRecord:

@@ -7,10 +7,14 @@ into one process, where they then share one kit (and so one in-memory state).
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..kit import Kit, build_kit
 from ..loader import load_app
+
+if TYPE_CHECKING:
+    from ..observe.powertools import Observer
 
 
 @functools.cache
@@ -19,3 +23,12 @@ def lambda_kit() -> Kit:
     if not settings.app:
         raise RuntimeError("set LAMBDA_MCP_APP to the app to serve, e.g. app.py:app")
     return build_kit(load_app(settings.app), settings, streaming=False)
+
+
+@functools.cache
+def lambda_observer() -> Observer:
+    """One JSON log line and EMF metrics per request or task run (Powertools), shared by the entrypoints."""
+    from ..observe.powertools import Observer
+
+    kit = lambda_kit()
+    return Observer(kit.settings, kit.app.name)

@@ -9,13 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..worker import handle_event
-from ._kit import lambda_kit
+from ._kit import lambda_kit, lambda_observer
 
 kit = lambda_kit()
 if kit.tasks is None:
     raise RuntimeError("the task worker needs LAMBDA_MCP_TASK_QUEUE_URL (and LAMBDA_MCP_TABLE_NAME) to be set")
 _runtime = kit.tasks
+_observer = lambda_observer()
 
 
 def handler(event: dict[str, Any], context: Any) -> Any:
-    return handle_event(_runtime, event, context, kit.settings.task_dead_letter_arn, kit.stores.changes)
+    """Each task run: one JSON log line, under the correlation id of the request that queued it."""
+    return handle_event(
+        _runtime, event, context, kit.settings.task_dead_letter_arn, kit.stores.changes, report=_observer
+    )

@@ -45,7 +45,10 @@ def sqs_event(messages: list[dict[str, Any]], arn: str) -> dict[str, Any]:
                     "SenderId": "000000000000",
                     "ApproximateFirstReceiveTimestamp": now,
                 },
-                "messageAttributes": {},
+                "messageAttributes": {  # the Lambda event's spelling of boto3's attributes
+                    name: {"stringValue": value.get("StringValue"), "dataType": value.get("DataType", "String")}
+                    for name, value in (m.get("MessageAttributes") or {}).items()
+                },
                 "md5OfBody": hashlib.md5(m["Body"].encode()).hexdigest(),  # noqa: S324 (SQS's own checksum)
                 "eventSource": "aws:sqs",
                 "eventSourceARN": arn,
@@ -130,6 +133,7 @@ class LocalEventSource:
                     MaxNumberOfMessages=batch_size,
                     WaitTimeSeconds=1,
                     AttributeNames=["ApproximateReceiveCount"],
+                    MessageAttributeNames=["All"],
                 )
             except Exception:
                 logger.exception("receiving from %s failed", url)

@@ -19,6 +19,8 @@ from typing import Any
 class _Message:
     message_id: str
     body: str
+    attributes: dict[str, Any] = field(default_factory=dict)
+    """SQS message attributes, as boto3 gives them (`{"name": {"DataType": ..., "StringValue": ...}}`)."""
     receives: int = 0
     visible_at: float = 0.0
     receipt: str = ""
@@ -33,8 +35,14 @@ class InMemoryQueue:
     _messages: list[_Message] = field(default_factory=list)
     _lock: threading.Condition = field(default_factory=threading.Condition)
 
-    def send_message(self, QueueUrl: str, MessageBody: str, **_: Any) -> dict[str, Any]:  # noqa: N803 (boto3 names)
-        message = _Message(secrets.token_hex(16), MessageBody)
+    def send_message(
+        self,
+        QueueUrl: str,  # noqa: N803 (boto3 names)
+        MessageBody: str,  # noqa: N803
+        MessageAttributes: dict[str, Any] | None = None,  # noqa: N803
+        **_: Any,
+    ) -> dict[str, Any]:
+        message = _Message(secrets.token_hex(16), MessageBody, dict(MessageAttributes or {}))
         with self._lock:
             self._messages.append(message)
             self._lock.notify_all()
@@ -68,7 +76,9 @@ class InMemoryQueue:
                 continue
             if message.receives >= self.max_receives and self.dead_letter is not None:
                 self._messages.remove(message)  # SQS redrives on the receive after the last allowed one
-                self.dead_letter.send_message(QueueUrl=self.dead_letter.url, MessageBody=message.body)
+                self.dead_letter.send_message(
+                    QueueUrl=self.dead_letter.url, MessageBody=message.body, MessageAttributes=message.attributes
+                )
                 continue
             message.receives += 1
             message.visible_at = now + (self.visibility_timeout if visibility is None else visibility)
@@ -78,6 +88,7 @@ class InMemoryQueue:
                     "MessageId": message.message_id,
                     "ReceiptHandle": message.receipt,
                     "Body": message.body,
+                    "MessageAttributes": message.attributes,
                     "Attributes": {"ApproximateReceiveCount": str(message.receives)},
                 }
             )

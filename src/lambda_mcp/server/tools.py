@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from ..observe.invocation import count, milliseconds
 from ..protocol.errors import MCPError
 from ..protocol.types import (
     AudioContent,
@@ -25,6 +29,13 @@ from . import _signature
 from .context import Context
 
 _BLOCK_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+logger = logging.getLogger("lambda_mcp")
+
+
+class ToolError(Exception):
+    """Raise it from a tool to fail the call with a message meant for the user: the client gets it as
+    the text of an `isError` result. Any other exception is logged with its traceback, and the client
+    gets only a generic message with a reference id (tracebacks and internal details stay in the logs)."""
 
 
 @dataclass
@@ -55,20 +66,41 @@ class Tool:
         return support if support in ("optional", "required") else "forbidden"
 
     async def run(self, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        """Run the tool; tool failures become `isError` results, `MCPError` propagates."""
+        """Run the tool; tool failures become `isError` results, `MCPError` propagates. A `ToolError`'s
+        message is for the user; any other exception is logged with its traceback and the client gets
+        a generic message with a reference to find it in the logs. Counts `ToolCalls`, `ToolErrors`
+        and `ToolLatency` (a run that suspends to ask the client counts when it finally ends)."""
+        started = time.perf_counter()
         try:
             kwargs = self._validate(arguments)
         except ValidationError as exc:
-            return error_result(f"Invalid arguments for tool {self.name}: {_brief(exc)}")
+            return self._measured(started, error_result(f"Invalid arguments for tool {self.name}: {_brief(exc)}"))
         if self.context_param:
             kwargs[self.context_param] = ctx
         try:
             value = await _signature.call(self.fn, kwargs)
-        except (MCPError, StorageError):  # the protocol's errors, and the kit's own storage failing under ctx
+        except StorageError:  # the kit's own storage failing under ctx: not the tool's failure
             raise
-        except Exception as exc:  # a tool failure is a result the model can read, not a protocol error
-            return error_result(str(exc) or type(exc).__name__)
-        return self._to_result(value)
+        except MCPError:
+            self._measured(started, {"isError": True})
+            raise
+        except ToolError as exc:
+            return self._measured(started, error_result(str(exc) or f"The tool {self.name} failed"))
+        except Exception:
+            reference = secrets.token_hex(4)
+            logger.exception(
+                "tool %s failed (reference %s)", self.name, reference, extra={"error_reference": reference}
+            )
+            message = f"The tool {self.name} failed unexpectedly (reference {reference})"
+            return self._measured(started, error_result(message))
+        return self._measured(started, self._to_result(value))
+
+    def _measured(self, started: float, result: dict[str, Any]) -> dict[str, Any]:
+        count("ToolCalls", tool=self.name)
+        if result.get("isError") is True:
+            count("ToolErrors", tool=self.name)
+        milliseconds("ToolLatency", (time.perf_counter() - started) * 1000, tool=self.name)
+        return result
 
     def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         if self.arguments is None:

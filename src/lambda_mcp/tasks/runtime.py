@@ -15,47 +15,19 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Literal
 
+from ..observe.invocation import count
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.ids import TaskStream, new_task_id
 from ..storage.errors import ConflictError
 from ..storage.ports import EventLog
+from .execution import Execute, Executor, Notify, Outcome, SubmitFailed
 from .model import TaskRecord, TaskStatus, transition
 from .store import TaskStore
 
 logger = logging.getLogger("lambda_mcp")
-
-
-class Executor(Protocol):
-    async def submit(self, task_id: str) -> None:
-        """Arrange for the task to run (now, or on a worker). Raises if that cannot be arranged."""
-
-    def cancel(self, task_id: str) -> None:
-        """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
-
-
-@dataclass
-class Outcome:
-    """How a run of the tool ended."""
-
-    kind: Literal["completed", "failed", "input_required", "cancelled"]
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    input_requests: dict[str, dict[str, Any]] | None = None
-
-
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
-Execute = Callable[[TaskRecord, Callable[[], bool], Notify], Awaitable[Outcome]]
-"""Runs a task's request once (dispatch provides it): the record, a cancellation check, and where
-notifications the run produces go."""
-
-
-class SubmitFailed(Exception):
-    """A new task was written but could not be handed to its executor (the queue is down after its
-    client's retries); it has been marked `failed`, and the client may create it again later."""
 
 
 RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
@@ -64,6 +36,13 @@ RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_a
 
 def _failure(message: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": message}
+
+
+def _counted(record: TaskRecord) -> TaskRecord:
+    """A task just saved: count it when it reached a final status (`TasksCompleted`, `Failed`, `Cancelled`)."""
+    if record.terminal:
+        count(f"Tasks{record.status.capitalize()}")
+    return record
 
 
 class TaskRuntime:
@@ -140,6 +119,7 @@ class TaskRuntime:
             due_at=now + self.requeue_after_seconds,
         )
         await self.store.create(record)
+        count("TasksCreated")
         try:
             await self.executor.submit(record.task_id)
         except Exception as exc:  # the client never saw this task: fail it and let the client try again
@@ -172,7 +152,9 @@ class TaskRuntime:
         """Move a task to a final status unless it already is final (re-reading after lost races)."""
         while not record.terminal:
             try:
-                return await self.store.save(transition(record, status, self.clock(), **{**RELEASED, **changes}))
+                return _counted(
+                    await self.store.save(transition(record, status, self.clock(), **{**RELEASED, **changes}))
+                )
             except ConflictError:
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
@@ -330,7 +312,7 @@ class TaskRuntime:
             else:  # a JSON-RPC error, or (2025-11-25) a tool result with isError
                 updated = transition(record, "failed", now, error=outcome.error, result=outcome.result, **RELEASED)
             try:
-                return await self.store.save(updated)
+                return _counted(await self.store.save(updated))
             except ConflictError:  # cancelled (a cancel wins) or answered meanwhile: re-read and decide
                 fresh = await self.store.get(record.task_id, now)
                 if fresh is None:
@@ -355,6 +337,7 @@ class TaskRuntime:
             "failed",
             error=_failure("Task failed: its queue message could not be processed and went to the dead-letter queue"),
         )
+        count("TasksDeadLettered")
         return settled.status
 
     async def sweep(self, limit: int = 100, max_pages: int = 10) -> dict[str, int]:

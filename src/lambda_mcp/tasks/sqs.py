@@ -1,7 +1,8 @@
 """`SqsExecutor`: hand a task to the worker Lambda by sending one SQS message naming it.
 
-The message carries only the task id: the worker reads everything else from the durable record,
-so a message is small, can be repeated safely (the worker's claim dedups), and never holds secrets.
+The message carries only the task id (and, as a message attribute, the id of the request that queued
+it, for the worker's logs): the worker reads everything else from the durable record, so a message is
+small, can be repeated safely (the worker's claim dedups), and never holds secrets.
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..observe.invocation import correlation_id
+
 _local_clients: dict[str, Any] = {}
+CORRELATION_ATTRIBUTE = "correlation_id"
+"""The SQS message attribute carrying the id of the request that queued the task."""
 
 
 def use_client(queue_url: str, client: Any) -> None:
@@ -53,7 +58,13 @@ class SqsExecutor:
     async def submit(self, task_id: str) -> None:
         if self._client is None:
             self._client = client_for(self.queue_url)
-        self._client.send_message(QueueUrl=self.queue_url, MessageBody=message_body(task_id))
+        attributes = {}
+        correlation = correlation_id()
+        if correlation is not None:  # the worker's log lines for this task carry the request's id
+            attributes[CORRELATION_ATTRIBUTE] = {"DataType": "String", "StringValue": correlation}
+        self._client.send_message(
+            QueueUrl=self.queue_url, MessageBody=message_body(task_id), MessageAttributes=attributes
+        )
 
     def cancel(self, task_id: str) -> None:
         """Nothing to do here: the worker watches the record and stops when it reads `cancelled`."""

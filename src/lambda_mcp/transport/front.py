@@ -20,6 +20,7 @@ from starlette.responses import Response
 from ..auth.identity import Identity
 from ..config import Settings
 from ..dispatch.context import RequestContext
+from ..observe.invocation import note
 from ..protocol import jsonrpc, versions
 from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, MCPError
 from ..protocol.ids import parse_last_event_id
@@ -105,6 +106,8 @@ class Front:
         except MCPError as exc:
             rid = exc.data.get("id") if isinstance(exc.data, dict) else None
             return error_reply(400, exc.code, exc.message, rid)
+        name = (message.params or {}).get("name") if message.method == "tools/call" else None
+        note(mcp_method=message.method or message.kind, tool_name=name if isinstance(name, str) else None)
         refused = self._check_scopes(request, caller, [message])
         if refused is not None:
             return refused

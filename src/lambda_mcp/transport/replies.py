@@ -8,6 +8,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from ..observe.invocation import note
 from ..protocol import jsonrpc
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNAVAILABLE
 from . import sse
@@ -21,6 +22,7 @@ def json_reply(message: dict[str, Any] | None, status: int = 200, headers: dict[
 
 
 def error_reply(status: int, code: int, message: str, rid: Any = None, data: Any = None) -> Response:
+    note(jsonrpc_error=code)
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data

@@ -30,6 +30,7 @@ from starlette.responses import Response
 from ..config import Settings
 from ..dispatch.context import Channel, RequestContext, Resumption, WaitInterrupted
 from ..dispatch.dispatcher import Dispatcher
+from ..observe.invocation import count
 from ..polling import Backoff
 from ..protocol import jsonrpc
 from ..protocol.errors import MCPError
@@ -123,6 +124,7 @@ class ResumableCalls:
                 raise
             return sse_reply(b"")  # cancelled by the client: no response for the request
         except CallSuspended:
+            count("CallsSuspended")
             return await self._suspend(session_id, stream, message, record, run, resumption, nonce, started)
         except WaitInterrupted:
             response, status = jsonrpc.error_message(message.id, still_running()), 200
@@ -249,6 +251,7 @@ class ResumableCalls:
             message = jsonrpc.classify(record.request)
         except MCPError:
             return unknown_event_id()
+        count("CallsResumed")
         return await self.run(http, message, context, record)
 
     async def answer(self, session_id: str, answered: CallInputId, response: dict[str, Any]) -> bool:

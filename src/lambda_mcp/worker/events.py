@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import Any
+from typing import Any, Protocol
 
+from ..observe.invocation import Invocation, invocation, note
 from ..server.changes import publishing_to
 from ..storage.ports import ChangeLog
 from ..tasks.runtime import TaskRuntime
-from ..tasks.sqs import task_id_of
+from ..tasks.sqs import CORRELATION_ATTRIBUTE, task_id_of
 
 logger = logging.getLogger("lambda_mcp")
 LEASE_MARGIN = 0.1
@@ -28,19 +29,38 @@ def is_scheduled(event: dict[str, Any]) -> bool:
     return event.get("source") == "aws.events" and event.get("detail-type") == "Scheduled Event"
 
 
+class Report(Protocol):
+    """Where each task run's log line and metrics go (`observe.powertools.Observer` in Lambda)."""
+
+    def take_cold_start(self) -> bool: ...
+
+    def write(self, record: Invocation, message: str, **fields: Any) -> None: ...
+
+
 def handle_event(
-    runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_letter_arn: str | None, changes: ChangeLog
+    runtime: TaskRuntime,
+    event: dict[str, Any],
+    context: Any,
+    dead_letter_arn: str | None,
+    changes: ChangeLog,
+    report: Report | None = None,
 ) -> Any:
     """The worker's whole job for one invocation; returns the Lambda response. Changes the tools publish
-    go to `changes` (the change log every instance polls)."""
+    go to `changes` (the change log every instance polls); each task run (and a sweep) is reported to
+    `report`, under the correlation id of the request that queued the task."""
     with publishing_to(changes):
-        return _handle(runtime, event, context, dead_letter_arn)
+        return _handle(runtime, event, context, dead_letter_arn, report)
 
 
-def _handle(runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_letter_arn: str | None) -> Any:
+def _handle(
+    runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_letter_arn: str | None, report: Report | None
+) -> Any:
+    cold = report.take_cold_start() if report is not None else False
     if is_scheduled(event):
-        counts = asyncio.run(runtime.sweep())
-        logger.info("sweep: %s", counts)
+        with invocation(getattr(context, "aws_request_id", None), cold_start=cold) as sweep:
+            counts = asyncio.run(runtime.sweep())
+            if report is not None:
+                report.write(sweep, "sweep", **counts)
         return counts
     records = event.get("Records")
     if not isinstance(records, list):
@@ -56,17 +76,29 @@ def _handle(runtime: TaskRuntime, event: dict[str, Any], context: Any, dead_lett
     remaining = context.get_remaining_time_in_millis() / 1000
     lease_seconds = remaining + min(5.0, remaining * LEASE_MARGIN)
 
+    first = [cold]
+
     async def record_handler(record: SQSRecord) -> str:
         try:
             task_id = task_id_of(record.body)
         except ValueError:
             logger.error("dropping a message that names no task: %.200s", record.body)
             return "dropped"
-        if dead_letter_arn and record.event_source_arn == dead_letter_arn:
-            outcome = await runtime.dead_letter(task_id)
-        else:
-            outcome = await runtime.work(task_id, worker_id, lease_seconds)
-        logger.info("task %s: %s", task_id, outcome)
+        attribute: Any = record.raw_event.get("messageAttributes", {}).get(CORRELATION_ATTRIBUTE)
+        correlation = attribute.get("stringValue") if isinstance(attribute, dict) else None
+        with invocation(correlation, cold_start=first.pop() if first else False) as run:
+            note(task_id=task_id)
+            outcome = "failed: storage"
+            try:
+                if dead_letter_arn and record.event_source_arn == dead_letter_arn:
+                    outcome = await runtime.dead_letter(task_id)
+                else:
+                    outcome = await runtime.work(task_id, worker_id, lease_seconds)
+            finally:
+                if report is not None:
+                    report.write(run, "task run", outcome=outcome)
+                else:
+                    logger.info("task %s: %s", task_id, outcome)
         return outcome
 
     processor = AsyncBatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

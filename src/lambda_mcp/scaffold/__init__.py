@@ -1,0 +1,114 @@
+"""`lambda-mcp new NAME`: a project of one's own that deploys as it is.
+
+The project is the files under `project/` (`*.tmpl` ones with `{{name}}` and `{{kit}}` filled in) and
+the kit's own template.yaml, rewritten for the project's layout: its app in `app/`, its layers built
+by the Makefiles in `builds/`. So a new project always has the parameters, guardrails and fixes of
+the kit it was made with. Nothing that exists is overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import metadata, resources
+from importlib.abc import Traversable
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
+"""A project name: also its CloudFormation stack name and its MCP server name."""
+
+
+class ScaffoldError(Exception):
+    """The project cannot be created (a bad name, an existing directory); the message says why."""
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One change that turns the kit's template.yaml into a project's: `old` must occur exactly `count` times."""
+
+    old: str
+    new: str
+    count: int = 1
+
+
+TEMPLATE_REWRITES = (
+    Rewrite("      CodeUri: examples/weather/\n", "      CodeUri: app/\n", count=3),
+    Rewrite("    Default: server.py:app\n", "    Default: app.py:app\n"),
+    Rewrite("src/lambda_mcp/scaffold/project/builds/", "builds/", count=4),
+    Rewrite("      ContentUri: src/\n", "      ContentUri: builds/kit/\n"),
+    Rewrite("      ContextPath: layers/kit\n", ""),
+    Rewrite(
+        "  # KitLayer: the lambda_mcp package, copied from src/ by layers/kit/Makefile (ContextPath), so that any\n"
+        "  # change under src/ invalidates the cached layer; the Makefile is not in src/, and not in the cache key.\n",
+        "  # KitLayer: the lambda_mcp package, installed by builds/kit/Makefile from the kit named there\n"
+        "  # (after changing the kit, build with `sam build --no-cached`).\n",
+    ),
+)
+
+
+def create_project(name: str, parent: Path) -> Path:
+    """Create `parent/name` and return it; `ScaffoldError` when the name is invalid or the directory exists."""
+    if not NAME.match(name):
+        raise ScaffoldError(
+            f"{name!r} is not a usable project name: start with a letter, then letters, digits or hyphens"
+            " (at most 64 characters; it is also the stack name)"
+        )
+    target = parent / name
+    if target.exists():
+        raise ScaffoldError(f"{target} already exists: choose another name or remove it first")
+    files = resources.files(__package__) / "project"
+    values = {"{{name}}": name, "{{kit}}": kit_source()}
+    target.mkdir(parents=True)
+    for source, relative in _walk(files):
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if relative == "template.yaml":
+            destination.write_text(project_template(source.read_text(encoding="utf-8")), encoding="utf-8")
+        elif relative.endswith(".tmpl"):
+            text = source.read_text(encoding="utf-8")
+            for placeholder, value in values.items():
+                text = text.replace(placeholder, value)
+            (target / relative.removesuffix(".tmpl")).write_text(text, encoding="utf-8")
+        else:
+            destination.write_bytes(source.read_bytes())
+    (target / "gitignore").rename(target / ".gitignore")
+    return target
+
+
+def project_template(kit_template: str) -> str:
+    """The kit's template.yaml for a project's layout (`ScaffoldError` if the kit's has drifted)."""
+    text = kit_template
+    for rewrite in TEMPLATE_REWRITES:
+        found = text.count(rewrite.old)
+        if found != rewrite.count:
+            raise ScaffoldError(f"template.yaml has {found} of {rewrite.old.strip()!r}, expected {rewrite.count}")
+        text = text.replace(rewrite.old, rewrite.new)
+    return text
+
+
+def kit_source() -> str:
+    """Where the project's layer gets lambda-mcp: this kit's source checkout, when it was installed from
+    one (`pip install -e .`), else the same version from the package index."""
+    distribution = metadata.distribution("lambda-mcp")
+    direct = distribution.read_text("direct_url.json")
+    if direct:
+        url = json.loads(direct).get("url", "")
+        parts = urlsplit(url)
+        if parts.scheme == "file" and (Path(unquote(parts.path)) / "src" / "lambda_mcp").is_dir():
+            return unquote(parts.path)
+    return f"lambda-mcp=={distribution.version}"
+
+
+def _walk(root: Traversable, prefix: str = "") -> list[tuple[Traversable, str]]:
+    found: list[tuple[Traversable, str]] = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name == "__pycache__":
+            continue
+        relative = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            found += _walk(entry, relative + "/")
+        else:
+            found.append((entry, relative))
+    return found

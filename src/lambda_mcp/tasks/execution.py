@@ -1,0 +1,39 @@
+"""What a task run is to the runtime: the executor that starts runs somewhere, the function that performs
+one (dispatch provides it) and how a run ended."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from .model import TaskRecord
+
+
+class Executor(Protocol):
+    async def submit(self, task_id: str) -> None:
+        """Arrange for the task to run (now, or on a worker). Raises if that cannot be arranged."""
+
+    def cancel(self, task_id: str) -> None:
+        """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
+
+
+@dataclass
+class Outcome:
+    """How a run of the tool ended."""
+
+    kind: Literal["completed", "failed", "input_required", "cancelled"]
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, dict[str, Any]] | None = None
+
+
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+Execute = Callable[[TaskRecord, Callable[[], bool], Notify], Awaitable[Outcome]]
+"""Runs a task's request once (dispatch provides it): the record, a cancellation check, and where
+notifications the run produces go."""
+
+
+class SubmitFailed(Exception):
+    """A new task was written but could not be handed to its executor (the queue is down after its
+    client's retries); it has been marked `failed`, and the client may create it again later."""

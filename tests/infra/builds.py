@@ -1,0 +1,71 @@
+"""What the build tests share: where the builds are, the offline pip environment, and the ELF check."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import ROOT
+
+EM_AARCH64 = 183
+BUILDS = ROOT / "src/lambda_mcp/scaffold/project/builds"
+LOCK = BUILDS / "deps/requirements.lock"
+WHEELS = ROOT / ".cache/layer-wheels"
+
+
+def elf_machine(path: Path) -> int:
+    """The `e_machine` field of an ELF file's header (little-endian)."""
+    header = path.read_bytes()[:20]
+    assert header[:4] == b"\x7fELF", path
+    return int.from_bytes(header[18:20], "little")
+
+
+def offline_env() -> dict[str, str]:
+    """The environment with pip limited to the downloaded wheels (the layer's, for the current lock)."""
+    stamp = WHEELS / ".lock-sha256"
+    if not stamp.is_file() or stamp.read_text().strip() != hashlib.sha256(LOCK.read_bytes()).hexdigest():
+        pytest.fail(f"{WHEELS} does not hold the wheels of {LOCK.name}: run ./scripts/test once (it downloads them)")
+    return {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELS), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+SAM_VERSION = "1.170.0"
+SAM_VENV = ROOT / ".cache/samcli"
+"""AWS SAM CLI in its own venv (./scripts/test installs it there: its pins clash with the dev tools)."""
+
+
+def sam_environment() -> dict[str, str]:
+    """SAM CLI's environment: offline pip (the layers' wheels), no telemetry, fake credentials."""
+    sam = SAM_VENV / "bin/sam"
+    version = subprocess.run([sam, "--version"], capture_output=True, text=True).stdout if sam.is_file() else ""
+    if not version.strip().endswith(f"version {SAM_VERSION}"):
+        pytest.fail(f"AWS SAM CLI {SAM_VERSION} is not in {SAM_VENV}: run ./scripts/test once (it installs it)")
+    fake_aws = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}
+    region = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
+    return {**offline_env(), **fake_aws, **region, "SAM_CLI_TELEMETRY": "0"}
+
+
+def run_sam(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SAM_VENV / "bin/sam"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def sam_routes(requests: list[dict[str, object]], env: dict[str, str]) -> list[object]:
+    """The routes SAM CLI discovers for each {"template", "parameters"} (tests/infra/sam_routes.py)."""
+    done = subprocess.run(
+        [str(SAM_VENV / "bin/python"), str(ROOT / "tests/infra/sam_routes.py")],
+        input=json.dumps(requests),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    found: list[object] = json.loads(done.stdout)
+    return found

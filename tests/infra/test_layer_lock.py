@@ -1,0 +1,73 @@
+"""The dependency layer's inputs: requirements.in names the kit's runtime dependencies with pyproject.toml's ranges,
+and requirements.lock pins each within them, with hashes, for the Lambda platform."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.support.processes import ROOT
+
+DEPS = ROOT / "src/lambda_mcp/scaffold/project/builds/deps"
+RUNTIME_EXTRAS = ("auth", "aws", "tracing")  # what runs in Lambda; `local`, `aws-local` and `dev` do not
+PROVIDED_BY_THE_RUNTIME = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
+LOCK_FLAGS = "--generate-hashes --python-version 3.13 --python-platform aarch64-manylinux2014 --only-binary :all:"
+
+
+def _runtime_requirements() -> dict[str, Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lines = list(project["dependencies"])
+    for extra in RUNTIME_EXTRAS:
+        lines += project["optional-dependencies"][extra]
+    requirements = {canonicalize_name(Requirement(line).name): Requirement(line) for line in lines}
+    return {name: r for name, r in requirements.items() if name not in PROVIDED_BY_THE_RUNTIME}
+
+
+def _requirements_in() -> dict[str, Requirement]:
+    lines = [line.split("#")[0].strip() for line in (DEPS / "requirements.in").read_text().splitlines()]
+    return {canonicalize_name(Requirement(line).name): Requirement(line) for line in lines if line}
+
+
+def _lock() -> tuple[str, dict[str, tuple[str, list[str]]]]:
+    """The lock's header and, per package, its pinned version and hashes."""
+    text = (DEPS / "requirements.lock").read_text()
+    entries = re.findall(r"^([A-Za-z0-9._-]+)==(\S+)((?:\s*\\\n\s+--hash=\S+)*)", text, flags=re.M)
+    pins = {
+        canonicalize_name(name): (version, re.findall(r"--hash=(\S+)", hashes)) for name, version, hashes in entries
+    }
+    pinned_lines = [line for line in text.splitlines() if "==" in line and not line.lstrip().startswith("#")]
+    assert len(pinned_lines) == len(pins)  # every pin parsed
+    return text.split("\n\n")[0], pins
+
+
+def test_requirements_in_names_exactly_the_kits_runtime_dependencies_with_their_ranges() -> None:
+    expected, listed = _runtime_requirements(), _requirements_in()
+    assert set(listed) == set(expected)
+    assert {"pydantic", "starlette", "mangum", "aws-lambda-powertools", "pyjwt", "aws-xray-sdk"} == set(listed)
+    for name, requirement in listed.items():
+        assert requirement.specifier == expected[name].specifier, name
+        assert requirement.extras == expected[name].extras, name  # pyjwt[crypto]
+
+
+def test_every_pin_is_hashed_and_within_pyprojects_range() -> None:
+    _, pins = _lock()
+    for name, (_, hashes) in pins.items():
+        assert hashes and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h) for h in hashes), name
+    for name, requirement in _runtime_requirements().items():
+        version, _ = pins[name]
+        assert requirement.specifier.contains(version, prereleases=True), f"{name}=={version} not in {requirement}"
+    assert "cryptography" in pins  # pyjwt's `crypto` extra
+    # Packages the Lambda runtime ships with boto3 stay out: a layer copy would shadow the runtime's.
+    assert not set(pins) & PROVIDED_BY_THE_RUNTIME
+
+
+def test_the_lock_says_how_it_was_made_and_scripts_lock_layer_makes_it_so() -> None:
+    header, _ = _lock()
+    assert "uv pip compile requirements.in" in header and LOCK_FLAGS in header
+    script = (ROOT / "scripts/lock-layer").read_text()
+    assert "pip compile requirements.in" in script
+    for flag in [*LOCK_FLAGS.split(" --"), "-o requirements.lock"]:
+        assert flag.lstrip("-") in script, flag

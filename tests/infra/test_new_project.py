@@ -1,0 +1,131 @@
+"""`lambda-mcp new demo` (issue 12): a project that deploys as it is. Its tests pass, its template transforms
+and lints clean offline, SAM CLI discovers its routes, and `sam build` builds it offline on this
+machine (Python 3.11, no Python 3.13, no Docker), the app's own requirements.txt included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lambda_mcp.scaffold import ScaffoldError, create_project, project_template
+from tests.infra.builds import run_sam, sam_routes
+from tests.support.processes import ROOT
+
+VALIDATE = ROOT / "infra/validate_template.py"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    parent = tmp_path_factory.mktemp("projects")
+    done = subprocess.run(
+        [sys.executable, "-m", "lambda_mcp.cli", "new", "demo", "--directory", str(parent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return parent / "demo"
+
+
+def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
+    files = sorted(str(p.relative_to(demo)) for p in demo.rglob("*") if p.is_file())
+    assert files == [
+        ".gitignore",
+        "README.md",
+        "app/app.py",
+        "app/requirements.txt",
+        "builds/deps/Makefile",
+        "builds/deps/requirements.in",
+        "builds/deps/requirements.lock",
+        "builds/function/Makefile",
+        "builds/kit/Makefile",
+        "samconfig.toml",
+        "template.yaml",
+        "tests/test_app.py",
+    ]
+    readme = (demo / "README.md").read_text()
+    for command in ("lambda-mcp dev app/app.py", "sam build", "sam deploy --guided"):
+        assert command in readme
+    assert 'MCPApp("demo"' in (demo / "app/app.py").read_text()
+    assert 'stack_name = "demo"' in (demo / "samconfig.toml").read_text()
+    assert f"KIT := {ROOT}\n" in (demo / "builds/kit/Makefile").read_text()  # the kit this project was made with
+
+
+def test_new_refuses_an_existing_directory_and_a_bad_name(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "keep.txt").write_text("mine")
+    done = subprocess.run(
+        [sys.executable, "-m", "lambda_mcp.cli", "new", "taken", "--directory", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "already exists" in done.stderr
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["keep.txt"]
+    for bad in ("1st", "my_app", "a b", "-x", "x" * 65):
+        with pytest.raises(ScaffoldError, match="not a usable project name"):
+            create_project(bad, tmp_path)
+
+
+def test_a_drifted_kit_template_is_a_clear_error() -> None:
+    with pytest.raises(ScaffoldError, match="expected 3"):
+        project_template((ROOT / "template.yaml").read_text().replace("CodeUri: examples/weather/", "CodeUri: x/", 1))
+
+
+def test_the_generated_tests_pass(demo: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        ["AuthMode=none"],
+        ["AuthMode=iam", "ApiType=REST"],
+        ["AuthMode=jwt", "AuthIssuer=https://issuer.example.com", "AuthAudience=https://mcp.example.com/mcp"],
+        ["AuthMode=cognito", "ApiType=URL", "AuthAudience=https://x.lambda-url.us-east-1.on.aws/mcp"],
+    ],
+)
+def test_the_generated_template_transforms_and_lints_clean(demo: Path, parameters: list[str]) -> None:
+    args = [sys.executable, str(VALIDATE), str(demo / "template.yaml")]
+    for parameter in parameters:
+        args += ["--param", parameter]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.strip().endswith("0 findings"), done.stdout + done.stderr
+
+
+def test_sam_cli_discovers_mcp_on_the_generated_function(demo: Path, sam_env: dict[str, str]) -> None:
+    (found,) = sam_routes([{"template": str(demo / "template.yaml"), "parameters": {"AuthMode": "none"}}], sam_env)
+    assert isinstance(found, list), found
+    mcp = [route for route in found if route["path"] == "/mcp"]
+    assert mcp and {route["function"] for route in mcp} == {"McpHttpFunction"}
+    assert {"GET", "POST", "DELETE", "OPTIONS"} <= {m for route in mcp for m in route["methods"]}
+
+
+def test_sam_build_builds_the_project_with_its_own_requirements_without_python_313(
+    demo: Path, sam_env: dict[str, str], tmp_path: Path
+) -> None:
+    (demo / "app/requirements.txt").write_text("idna\n")  # a dependency of the app's own
+    try:
+        out = tmp_path / "build"
+        args = ["build", "--template-file", str(demo / "template.yaml"), "--build-dir", str(out)]
+        done = run_sam([*args, "--parameter-overrides", "AuthMode=none"], tmp_path, sam_env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    finally:
+        (demo / "app/requirements.txt").write_text("")
+    function = out / "McpHttpFunction"
+    assert (function / "app.py").is_file() and (function / "idna").is_dir()
+    assert not (function / "requirements.txt").exists()
+    assert (out / "KitLayer/python/lambda_mcp/entrypoints/http.py").is_file()
+    assert list((out / "KitLayer/python").glob("lambda_mcp-*.dist-info/METADATA"))
+    assert (out / "DepsLayer/python/pydantic").is_dir()

@@ -1,0 +1,178 @@
+"""What the Lambda functions write to CloudWatch (issue 12): one JSON line per request, carrying the
+correlation id (the API's request id), the MCP method, tool, session and task, the status, the JSON-RPC
+error, the duration and the cold start, with the request's metrics embedded as EMF; the worker's line for
+a task carries the id of the request that queued it; a tool's unexpected exception is logged with its
+traceback and never reaches the client.
+
+The HTTP handler runs as it does in Lambda: `lambda-mcp invoke` (one event, a fresh process) and
+`lambda-mcp dev --lambda` (events from HTTP requests, the worker fed by the local queue).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lambda_mcp.local.gateways import http_api_event
+from lambda_mcp.observe.invocation import Metric
+from lambda_mcp.observe.powertools import Emf
+from tests.support.processes import ROOT, lambda_mcp_dev
+
+MODERN = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _invoke(event: dict[str, Any] | Path, app: str, tmp_path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run one event through `lambda-mcp invoke`: the JSON lines it logged, and the Lambda response."""
+    path = event if isinstance(event, Path) else tmp_path / "event.json"
+    if not isinstance(event, Path):
+        path.write_text(json.dumps(event))
+    completed = subprocess.run(
+        [sys.executable, "-m", "lambda_mcp.cli", "invoke", str(path), "--app", app],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=True,
+    )
+    lines = [json.loads(line) for line in completed.stderr.splitlines() if line.startswith("{")]
+    return lines, json.loads(completed.stdout)  # logs on stderr, the Lambda response on stdout
+
+
+def _tool_event(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    body["params"]["_meta"] = META
+    headers = {"content-type": "application/json", "accept": "application/json", "host": "127.0.0.1", **MODERN}
+    headers["mcp-name"] = name
+    return http_api_event("POST", "/mcp", headers, json.dumps(body).encode(), "127.0.0.1")
+
+
+def _body(response: dict[str, Any]) -> str:
+    import base64
+
+    raw = response.get("body") or ""
+    return base64.b64decode(raw).decode() if response.get("isBase64Encoded") else raw
+
+
+def test_invoke_prints_one_json_line_for_the_request_with_its_metrics(tmp_path: Path) -> None:
+    event = ROOT / "events/http-api-v2/modern_tools_call.json"
+    lines, response = _invoke(event, "examples/conformance/server.py", tmp_path)
+    assert response["statusCode"] == 200
+    (line,) = lines
+    assert line["correlation_id"] == json.loads(event.read_text())["requestContext"]["requestId"]
+    assert (line["mcp_method"], line["tool_name"], line["protocol_version"]) == (
+        "tools/call",
+        "test_simple_text",
+        MODERN["mcp-protocol-version"],
+    )
+    assert line["status"] == 200 and line["cold_start"] is True and 0 < line["duration_ms"] < 10_000
+    assert line["level"] == "INFO" and line["message"] == "request" and "jsonrpc_error" not in line
+    directives = {tuple(d["Dimensions"][0]): d for d in line["_aws"]["CloudWatchMetrics"]}
+    assert {m["Name"] for m in directives[("tool", "service")]["Metrics"]} == {"ToolCalls", "ToolLatency"}
+    assert {m["Name"] for m in directives[("service",)]["Metrics"]} == {"ColdStart"}
+    assert line["ToolCalls"] == [1] and line["ColdStart"] == [1] and line["tool"] == "test_simple_text"
+    assert all(d["Namespace"] == "lambda-mcp" for d in directives.values())
+
+
+def test_an_unexpected_tool_error_is_logged_with_its_traceback_and_never_reaches_the_client(tmp_path: Path) -> None:
+    lines, response = _invoke(_tool_event("leaky", {}), "tests/apps/observed.py", tmp_path)
+    answered = json.loads(_body(response))["result"]
+    text = answered["content"][0]["text"]
+    assert answered["isError"] is True and "secret" not in _body(response) and "hunter2" not in _body(response)
+    reference = text.rsplit("reference ", 1)[1].rstrip(")")
+    error, request = lines
+    assert error["level"] == "ERROR" and error["error_reference"] == reference
+    assert "RuntimeError: secret" in error["exception"] and "Traceback" in error["exception"]
+    assert error["correlation_id"] == request["correlation_id"] and request["ToolErrors"] == [1]
+
+
+def test_a_tool_error_is_the_users_message_and_no_error_is_logged(tmp_path: Path) -> None:
+    lines, response = _invoke(_tool_event("picky", {"city": "Lima"}), "tests/apps/observed.py", tmp_path)
+    answered = json.loads(_body(response))["result"]
+    assert answered["isError"] is True
+    assert answered["content"][0]["text"] == "No forecast for Lima: pick a city in Europe"
+    (request,) = lines
+    assert request["ToolErrors"] == [1] and request["status"] == 200
+
+
+def test_a_refused_request_logs_its_json_rpc_error(tmp_path: Path) -> None:
+    event = _tool_event("no_such_tool", {})
+    lines, response = _invoke(event, "tests/apps/observed.py", tmp_path)
+    (request,) = lines
+    assert request["jsonrpc_error"] == -32602 and request["status"] == response["statusCode"]
+    assert request["tool_name"] == "no_such_tool" and "ToolCalls" not in request
+
+
+def test_the_workers_line_for_a_task_carries_the_correlation_id_of_the_request_that_queued_it(
+    tmp_path: Path,
+) -> None:
+    server = lambda_mcp_dev("tests/apps/observed.py", through_lambda=True, log=tmp_path / "server.log")
+    try:
+        meta = {
+            **META,
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        }
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "report", "arguments": {"label": "q3"}, "_meta": meta},
+        }
+        headers = {"accept": "application/json", **MODERN, "mcp-name": "report"}
+        created = httpx.post(server.url, json=body, headers=headers, timeout=30).json()["result"]
+        task_id = created["taskId"]
+        lines: list[dict[str, Any]] = []
+        for _ in range(100):
+            lines = [json.loads(x) for x in server.output().splitlines() if x.startswith('{"level"')]
+            if any(line.get("message") == "task run" for line in lines):
+                break
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    (request,) = [line for line in lines if line.get("message") == "request" and line.get("task_id") == task_id]
+    (run,) = [line for line in lines if line.get("message") == "task run"]
+    assert run["task_id"] == task_id and run["outcome"] == "completed"
+    assert run["correlation_id"] == request["correlation_id"] is not None
+    assert request["TasksCreated"] == [1] and run["TasksCompleted"] == [1] and run["ToolCalls"] == [1]
+
+
+def test_emf_groups_metrics_by_tool_and_builds_each_directive_once() -> None:
+    emf = Emf("acme", "weather")
+    metrics = [
+        Metric("ToolCalls", 1, "Count", "forecast"),
+        Metric("ToolLatency", 3.5, "Milliseconds", "forecast"),
+        Metric("TasksCreated", 1, "Count"),
+        Metric("ToolCalls", 1, "Count", "alerts"),
+    ]
+    first, second = emf.blobs(metrics, 1_800_000_000_000)
+    assert first["tool"] == "forecast" and first["TasksCreated"] == [1] and first["ToolLatency"] == [3.5]
+    assert [d["Dimensions"] for d in first["_aws"]["CloudWatchMetrics"]] == [[["tool", "service"]], [["service"]]]
+    assert second["tool"] == "alerts" and "TasksCreated" not in second and second["service"] == "weather"
+    again = emf.blobs(metrics, 1_800_000_000_001)
+    assert again[0]["_aws"]["CloudWatchMetrics"][0] is first["_aws"]["CloudWatchMetrics"][0]  # cached
+    assert emf.blobs([], 0) == []
+
+
+@pytest.mark.parametrize("level", ["WARNING", "ERROR"])
+def test_metrics_are_written_even_when_the_log_level_hides_the_request_line(level: str, tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(_tool_event("report", {"label": "x"})))
+    completed = subprocess.run(
+        [sys.executable, "-m", "lambda_mcp.cli", "invoke", str(event), "--app", "tests/apps/observed.py"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=True,
+        env={**__import__("os").environ, "POWERTOOLS_LOG_LEVEL": level},
+    )
+    (emf_line,) = [json.loads(x) for x in completed.stderr.splitlines() if x.startswith('{"_aws"')]
+    assert emf_line["ToolCalls"] == [1] and "message" not in emf_line
+    assert '"message":"request"' not in completed.stderr
