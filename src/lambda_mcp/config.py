@@ -107,6 +107,10 @@ class Settings:
     closing (0: the acknowledgement and a graceful close at once; the client listens again)."""
     table_name: str | None = None
     """DynamoDB state table; when set, sessions and stream events live there instead of in memory."""
+    shards: int = 1
+    """Partitions the change feed and the sweeper's due index are spread over (each takes ~1,000 writes/s;
+    readers query every shard). Raising it is safe at any time; lowering it strands entries of the shards
+    dropped (change entries live an hour; tasks in the due index until they finish)."""
     task_queue_url: str | None = None
     """SQS queue of the task worker; when set (in Lambda), tasks are offered and run on the worker.
     Unset in Lambda: tasks are not offered (`lambda-mcp dev` runs them in-process instead)."""
@@ -161,6 +165,7 @@ class Settings:
             get_stream_seconds=env.number("GET_STREAM_SECONDS", 0),
             listen_hold_seconds=env.number("LISTEN_HOLD_SECONDS", 0),
             table_name=env.text("TABLE_NAME"),
+            shards=env.integer("SHARDS", 1, minimum=1),
             task_queue_url=env.text("TASK_QUEUE_URL"),
             task_dead_letter_arn=env.text("TASK_DLQ_ARN"),
             task_max_attempts=env.integer("TASK_MAX_ATTEMPTS", 3, minimum=1),

@@ -44,7 +44,9 @@ class Stores:
         )
 
     @classmethod
-    def dynamodb(cls, table: str, *, client: Any | None = None, session_ttl_seconds: float = 3600.0) -> Stores:
+    def dynamodb(
+        cls, table: str, *, client: Any | None = None, session_ttl_seconds: float = 3600.0, shards: int = 1
+    ) -> Stores:
         """The DynamoDB adapters on `table` (boto3 is imported here, only when configured)."""
         from .storage.dynamodb import (
             DynamoDBCallStore,
@@ -57,9 +59,9 @@ class Stores:
         return cls(
             DynamoDBSessionStore(table, client=client),
             DynamoDBEventLog(table, client=client, ttl_seconds=session_ttl_seconds),
-            DynamoDBTaskStore(table, client=client),
+            DynamoDBTaskStore(table, client=client, shards=shards),
             DynamoDBCallStore(table, client=client),
-            DynamoDBChangeLog(table, client=client),
+            DynamoDBChangeLog(table, client=client, shards=shards),
         )
 
 
@@ -101,9 +103,10 @@ def build_kit(
         key = secrets.token_bytes(32)
     if stores is None:
         table = settings.table_name
-        stores = Stores.dynamodb(table, session_ttl_seconds=settings.session_ttl_seconds) if table else Stores.memory()
+        ttl, shards = settings.session_ttl_seconds, settings.shards
+        stores = Stores.dynamodb(table, session_ttl_seconds=ttl, shards=shards) if table else Stores.memory()
     sessions, events = stores.sessions, stores.events
-    runner = HandlerRunner(app, StateSealer(key))
+    runner = HandlerRunner(app, StateSealer(key), sync_in_threads=streaming)
     tasks = _task_runtime(settings, streaming, stores.tasks, events, runner.execute_task)
     dispatcher = Dispatcher(app, sessions, runner, stores.calls, session_ttl=settings.session_ttl_seconds, tasks=tasks)
     access = Access(app, settings)

@@ -46,7 +46,7 @@ def _lock() -> tuple[str, dict[str, tuple[str, list[str]]]]:
 def test_requirements_in_names_exactly_the_kits_runtime_dependencies_with_their_ranges() -> None:
     expected, listed = _runtime_requirements(), _requirements_in()
     assert set(listed) == set(expected)
-    assert {"pydantic", "starlette", "mangum", "aws-lambda-powertools", "pyjwt", "aws-xray-sdk"} == set(listed)
+    assert {"anyio", "pydantic", "starlette", "mangum", "aws-lambda-powertools", "pyjwt", "aws-xray-sdk"} == set(listed)
     for name, requirement in listed.items():
         assert requirement.specifier == expected[name].specifier, name
         assert requirement.extras == expected[name].extras, name  # pyjwt[crypto]

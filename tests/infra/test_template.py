@@ -224,14 +224,15 @@ def test_the_task_queues_outlast_a_run_and_dead_letter_after_three_receives(cfn:
     assert queue["SqsManagedSseEnabled"] is True and dlq["SqsManagedSseEnabled"] is True
 
 
-def test_the_worker_consumes_the_queue_one_task_at_a_time_and_the_dead_letters(cfn: dict[str, Any]) -> None:
+def test_the_worker_consumes_the_queue_one_task_at_a_time_by_default_and_the_dead_letters(cfn: dict[str, Any]) -> None:
     worker, props = _function(cfn, WORKER_HANDLER)
     mappings = _of_type(cfn, "AWS::Lambda::EventSourceMapping").values()
     assert len(mappings) == 2
     assert all(m["Properties"]["FunctionName"] == {"Ref": worker} for m in mappings)
     by_source = {json.dumps(m["Properties"]["EventSourceArn"]): m["Properties"] for m in mappings}
     runs = by_source[json.dumps(_arn("TaskQueue"))]
-    assert runs["BatchSize"] == 1
+    assert runs["BatchSize"] == {"Ref": "WorkerBatchSize"}
+    assert cfn["Parameters"]["WorkerBatchSize"]["Default"] == 1
     assert runs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     dead = by_source[json.dumps(_arn("TaskDeadLetterQueue"))]
     assert dead["FunctionResponseTypes"] == ["ReportBatchItemFailures"]

@@ -237,3 +237,18 @@ def test_tracing_turns_on_x_ray_and_the_kits_spans(tracing: str) -> None:
             assert len(xray) == 1
         else:
             assert "TracingConfig" not in props and "LAMBDA_MCP_TRACING" not in env and not xray
+
+
+def test_the_worker_batch_and_the_partition_shards_are_parameters() -> None:
+    cfn = templates.deployed()
+    (mapping,) = [
+        m["Properties"]
+        for m in of_type(cfn, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"].get("ScalingConfig", {}).get("MaximumConcurrency") == {"Ref": "WorkerMaxConcurrency"}
+    ]
+    assert mapping["BatchSize"] == {"Ref": "WorkerBatchSize"}
+    for handler in (HTTP_HANDLER, WORKER_HANDLER):  # both write the feed; the sweeper reads the due index
+        assert templates.env(cfn, handler)["LAMBDA_MCP_SHARDS"] == {"Ref": "PartitionShards"}
+    spec = cfn["Parameters"]
+    assert (spec["WorkerBatchSize"]["Default"], spec["WorkerBatchSize"]["MaxValue"]) == (1, 10)
+    assert (spec["PartitionShards"]["Default"], spec["PartitionShards"]["MinValue"]) == (1, 1)

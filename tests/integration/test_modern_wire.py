@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.support.client import MCPTestClient
@@ -163,3 +165,36 @@ async def test_structured_output_and_its_schema_are_served(client: MCPTestClient
         assert other.recorder.violations == []
     finally:
         await other.close()
+
+
+async def test_an_mrtr_rerun_does_not_send_again_what_an_earlier_round_sent() -> None:
+    from lambda_mcp.config import Settings
+    from lambda_mcp.kit import build_kit
+    from lambda_mcp.loader import load_app
+    from tests.support.processes import ROOT
+
+    app = load_app(str(ROOT / "tests/apps/interaction.py"))
+    client = MCPTestClient(build_kit(app, Settings(state_key=b"k"), streaming=False, local=True))
+    meta = {
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
+        "io.modelcontextprotocol/logLevel": "info",
+        "progressToken": "p",
+    }
+
+    def notes(messages: list[dict[str, Any]]) -> list[Any]:
+        return [m["params"].get("data", m["params"].get("progress")) for m in messages if "method" in m]
+
+    try:
+        params: dict[str, Any] = {"name": "survey", "arguments": {}}
+        first = await client.modern("tools/call", params, meta=meta)
+        assert notes(first.messages) == ["starting", 1] and first.result["resultType"] == "input_required"
+        named = {"name": {"action": "accept", "content": {"name": "Ada"}}}
+        params = {**params, "inputResponses": named, "requestState": first.result["requestState"]}
+        second = await client.modern("tools/call", params, meta=meta)
+        assert notes(second.messages) == ["elicitation: accept", 2]  # not "starting" and 1 again
+        sampled = {"hi": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}}
+        params = {**params, "inputResponses": sampled, "requestState": second.result["requestState"]}
+        third = await client.modern("tools/call", params, meta=meta)
+        assert notes(third.messages) == [3] and third.result["content"][0]["text"] == "accept:Ada|hello"
+    finally:
+        await client.close()

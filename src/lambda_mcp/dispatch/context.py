@@ -31,6 +31,9 @@ class RequestContext:
     principal: str | None = None
     scopes: frozenset[str] | None = None
     request_id: RequestId | None = None
+    body_bytes: int = 0
+    """Size of the HTTP body the request came in (0: unknown): any part of the request is at most this
+    big, so a size limit it fits needs no measuring."""
 
 
 async def _drop(message: dict[str, Any]) -> None:

@@ -186,7 +186,7 @@ class Dispatcher:
         client_info = params.get("clientInfo", {})
         if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
             raise invalid_params("initialize needs capabilities and clientInfo objects")
-        if _json_size([capabilities, client_info]) > MAX_CLIENT_DATA_BYTES:
+        if not _within([capabilities, client_info], MAX_CLIENT_DATA_BYTES, request):
             raise invalid_params(f"capabilities and clientInfo take more than {MAX_CLIENT_DATA_BYTES} bytes")
         version = versions.negotiate_legacy(params.get("protocolVersion"))
         now = self.clock()
@@ -278,7 +278,7 @@ class Dispatcher:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise invalid_params("tools/call arguments must be an object")
-        if _json_size(arguments) > MAX_ARGUMENTS_BYTES:  # they may be stored (a task, a suspended call)
+        if not _within(arguments, MAX_ARGUMENTS_BYTES, request):  # they may be stored (a task, a suspended call)
             raise invalid_params(f"tools/call arguments take more than {MAX_ARGUMENTS_BYTES} bytes")
         tasks = self.task_methods
         as_task = False
@@ -381,6 +381,11 @@ def _uri(params: dict[str, Any]) -> str:
     if len(uri) > MAX_URI_CHARS:
         raise invalid_params(f"A resource URI has at most {MAX_URI_CHARS} characters")
     return uri
+
+
+def _within(value: Any, limit: int, request: RequestContext) -> bool:
+    """Whether `value` takes at most `limit` bytes as JSON: measured only when the body could be bigger."""
+    return 0 < request.body_bytes <= limit or _json_size(value) <= limit
 
 
 def _json_size(value: Any) -> int:

@@ -43,9 +43,19 @@ class TaskStarted(StartTask):
 
 
 class HandlerRunner:
-    def __init__(self, app: MCPApp, sealer: StateSealer, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        app: MCPApp,
+        sealer: StateSealer,
+        *,
+        sync_in_threads: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.app = app
         self.sealer = sealer
+        self.sync_in_threads = sync_in_threads
+        """Run sync handlers in worker threads (a server with concurrent requests). Task runs always do:
+        a worker runs the records of a batch concurrently."""
         self.clock = clock
 
     async def run(
@@ -70,11 +80,15 @@ class HandlerRunner:
         capabilities = dict(request.client_capabilities)
         inputs: InputChannel
         modern: ModernInput | None = None
+        already_sent = 0
+        """Notifications an earlier MRTR round of this call sent: its re-run sends them again, and they are
+        dropped (the client has them), as a buffered legacy re-run drops what it delivered."""
         if task is not None:
             inputs = modern = ModernInput(dict(task.input_responses), capabilities)
             log_level = task.log_level
         elif request.era == "modern":
-            inputs = modern = ModernInput(self._modern_answers(method, params, request, now), capabilities)
+            answers, already_sent = self._modern_state(method, params, request, now)
+            inputs = modern = ModernInput(answers, capabilities)
             log_level = _modern_log_level(meta)
         else:
             if channel.ask is not None:
@@ -85,8 +99,13 @@ class HandlerRunner:
                 inputs = NoInput()
             log_level = (request.session.log_level if request.session else None) or "debug"
 
+        emitted = 0
+
         async def emit(method_name: str, notification_params: dict[str, Any]) -> None:
-            await channel.send(jsonrpc.notification(method_name, notification_params))
+            nonlocal emitted
+            emitted += 1
+            if emitted > already_sent:
+                await channel.send(jsonrpc.notification(method_name, notification_params))
 
         ctx = Context(
             request_id=request.request_id,
@@ -105,30 +124,35 @@ class HandlerRunner:
             notify_changed=self.app.changes.publish,
             start_task=_task_starter(modern) if start_task else None,
             task_id=task.task_id if task is not None else None,
+            sync_in_thread=self.sync_in_threads or task is not None,
         )
         try:
             return await body(ctx)
         except InputRequired as suspension:
             if modern is None or task is not None:
                 raise
-            state = self.sealer.seal(method, params, {"answers": modern.answers}, now, request.principal)
+            payload = {"answers": modern.answers, "sent": max(emitted, already_sent)}
+            state = self.sealer.seal(method, params, payload, now, request.principal)
             count("CallsSuspended")
             return {"resultType": "input_required", "inputRequests": suspension.requests, "requestState": state}
 
-    def _modern_answers(
+    def _modern_state(
         self, method: str, params: dict[str, Any], request: RequestContext, now: float
-    ) -> dict[str, Any]:
-        """The answers of earlier MRTR rounds (sealed in `requestState`) and of this one (`inputResponses`)."""
+    ) -> tuple[dict[str, Any], int]:
+        """The answers of earlier MRTR rounds (sealed in `requestState`) and of this one (`inputResponses`),
+        and how many notifications the earlier rounds sent."""
         answers: dict[str, Any] = {}
+        sent = 0
         if "requestState" in params:
             opened = self.sealer.open(params["requestState"], method, params, now, request.principal)
             answers.update(opened.get("answers", {}))
+            sent = opened.get("sent", 0) if isinstance(opened.get("sent"), int) else 0
             count("CallsResumed")
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise invalid_params("inputResponses must be an object")
         answers.update({k: v for k, v in (responses or {}).items() if isinstance(v, dict)})
-        return answers
+        return answers, sent
 
     async def execute_task(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
         """Run a task's `tools/call` once (the task runtime's `execute`), with its recorded answers."""

@@ -48,7 +48,8 @@ def parse(body: bytes) -> Any:
         decoded = json.loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise MCPError(PARSE_ERROR, "Parse error: the body is not valid JSON") from None
-    if _too_deep(decoded):
+    # a body with no more brackets than the limit cannot nest deeper than it (most bodies: no walk)
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _too_deep(decoded):
         raise MCPError(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
     return decoded
 

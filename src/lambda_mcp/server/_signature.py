@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, create_model
 
 from .context import Context
@@ -46,9 +48,15 @@ def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return dict(getattr(fn, "__annotations__", {}))
 
 
-async def call(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call a sync or async handler."""
-    result = fn(**kwargs)
+async def call(fn: Callable[..., Any], kwargs: dict[str, Any], *, in_thread: bool = False) -> Any:
+    """Call a sync or async handler. With `in_thread`, a sync one runs in a worker thread (a server with
+    concurrent requests: a slow sync handler must not stall the others; its context variables go along).
+    If the request is cancelled meanwhile, the caller stops waiting; the thread finishes on its own (a
+    sync handler can stop early with `ctx.check_cancelled()`)."""
+    if in_thread and not inspect.iscoroutinefunction(fn):
+        result = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+    else:
+        result = fn(**kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result

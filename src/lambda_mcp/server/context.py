@@ -84,6 +84,7 @@ class Context:
         start_task: Callable[[], Awaitable[None]] | None = None,
         task_id: str | None = None,
         scopes: frozenset[str] | None = None,
+        sync_in_thread: bool = False,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -105,6 +106,9 @@ class Context:
         self.task_id = task_id
         """The task this call runs as (on the worker), else None."""
         self._last_progress: float | None = None
+        self.sync_in_thread = sync_in_thread
+        """Whether a sync handler runs in a worker thread (the streaming server and the task worker, where
+        requests run concurrently), or on the event loop (a Lambda invocation serves one request)."""
 
     async def start_task(self) -> None:
         """For a tool declared with `defer_task=True`: the work from here on runs as a task.

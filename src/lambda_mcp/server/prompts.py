@@ -32,7 +32,7 @@ class Prompt:
         kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
         if self.context_param:
             kwargs[self.context_param] = ctx
-        value = await _signature.call(self.fn, kwargs)
+        value = await _signature.call(self.fn, kwargs, in_thread=ctx.sync_in_thread)
         return _to_result(value)
 
 

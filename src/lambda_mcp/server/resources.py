@@ -41,7 +41,7 @@ class Resource:
         kwargs: dict[str, Any] = dict(variables)
         if self.context_param:
             kwargs[self.context_param] = ctx
-        value = await _signature.call(self.fn, kwargs)
+        value = await _signature.call(self.fn, kwargs, in_thread=ctx.sync_in_thread)
         return self._contents(uri, value)
 
     def _contents(self, uri: str, value: Any) -> list[dict[str, Any]]:

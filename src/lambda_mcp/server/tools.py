@@ -78,7 +78,7 @@ class Tool:
         if self.context_param:
             kwargs[self.context_param] = ctx
         try:
-            value = await _signature.call(self.fn, kwargs)
+            value = await _signature.call(self.fn, kwargs, in_thread=ctx.sync_in_thread)
         except StorageError:  # the kit's own storage failing under ctx: not the tool's failure
             raise
         except MCPError:

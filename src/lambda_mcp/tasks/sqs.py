@@ -7,8 +7,11 @@ small, can be repeated safely (the worker's claim dedups), and never holds secre
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
+
+import anyio.to_thread
 
 from ..observe.invocation import correlation_id
 
@@ -62,9 +65,13 @@ class SqsExecutor:
         correlation = correlation_id()
         if correlation is not None:  # the worker's log lines for this task carry the request's id
             attributes[CORRELATION_ATTRIBUTE] = {"DataType": "String", "StringValue": correlation}
-        self._client.send_message(
-            QueueUrl=self.queue_url, MessageBody=message_body(task_id), MessageAttributes=attributes
+        send = functools.partial(
+            self._client.send_message,
+            QueueUrl=self.queue_url,
+            MessageBody=message_body(task_id),
+            MessageAttributes=attributes,
         )
+        await anyio.to_thread.run_sync(send)  # off the event loop, like every storage call
 
     def cancel(self, task_id: str) -> None:
         """Nothing to do here: the worker watches the record and stops when it reads `cancelled`."""

@@ -95,14 +95,17 @@ class Access:
 
     # -- the endpoint's gate --------------------------------------------------------------
     async def authenticate(self, request: Request) -> Identity | None | Response:
-        """The caller, or the refusal to send (401/403/503 with its challenge)."""
-        location = self.locate(request)
-        audience = self.settings.auth_audience or location.resource
+        """The caller, or the refusal to send (401/403/503 with its challenge). The endpoint's URL is worked
+        out only when a token's audience defaults to it, or for a refusal's challenge."""
+        guard = self.guard
+        if guard.mode == "none":
+            return None
+        audience = self.settings.auth_audience or (self.locate(request).resource if guard.mode == "jwt" else "")
         try:
-            return await self.guard.authenticate(request.headers, request.scope.get("aws.event"), audience)
+            return await guard.authenticate(request.headers, request.scope.get("aws.event"), audience)
         except Denied as denied:
             log_denial(denied, {"method": request.method, "path": request.url.path})
-            return self.refusal(denied, location, lambda_event="aws.event" in request.scope)
+            return self.refusal(denied, self.locate(request), lambda_event="aws.event" in request.scope)
 
     def forbidden(self, request: Request, needed: frozenset[str], rid: Any = None) -> Response:
         """403 `insufficient_scope` for a request naming a tool, resource or prompt the token may not use."""

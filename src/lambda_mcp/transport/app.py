@@ -1,14 +1,19 @@
-"""`create_app(kit)`: the Starlette application serving `/mcp`, its metadata documents and a health check."""
+"""`create_app(kit)`: the ASGI application serving `/mcp`, its metadata documents and a health check.
+
+Requests to `/mcp` go straight to the endpoint (with CORS when browser origins are allowed): every
+request pays for it, so it skips Starlette's router and middleware stack (about 7 µs of a ~50 µs warm
+request). Everything else is a small Starlette application.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth.metadata import AUTHORIZATION_SERVER_METADATA, WELL_KNOWN
 from .cors import Cors
@@ -21,18 +26,36 @@ async def _health(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
-def create_app(kit: Kit, path: str = "/mcp") -> Starlette:
+class McpApp:
+    """`/mcp` to the endpoint; any other path (and lifespan events) to `others`."""
+
+    def __init__(self, mcp: ASGIApp, others: ASGIApp, path: str) -> None:
+        self.mcp = mcp
+        self.others = others
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path: str = scope["path"]
+            root: str = scope.get("root_path", "")
+            if (path[len(root) :] if root and path.startswith(root) else path) == self.path:
+                await self.mcp(scope, receive, send)
+                return
+        await self.others(scope, receive, send)
+
+
+def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
     """`/mcp` (every method: the endpoint answers 405 itself), the protected resource metadata at both
     well-known forms, the authorization server metadata for 2025-03-26 clients, and `/healthz`; CORS for
     the allowed browser origins."""
     access = kit.access
-    return Starlette(
-        middleware=[Middleware(Cors, origins=kit.endpoint.front.origins)],
+    origins = kit.endpoint.front.origins
+    others = Starlette(
         routes=[
-            Route(path, kit.endpoint),
             Route(WELL_KNOWN + path, access.protected_resource, methods=["GET"]),
             Route(WELL_KNOWN, access.protected_resource, methods=["GET"]),
             Route(AUTHORIZATION_SERVER_METADATA, access.authorization_server, methods=["GET"]),
             Route("/healthz", _health, methods=["GET"]),
-        ],
+        ]
     )
+    return McpApp(Cors(kit.endpoint, origins) if origins else kit.endpoint, Cors(others, origins), path)

@@ -27,6 +27,7 @@ from ..storage.ports import CallStore, ChangeLog, SessionStore
 from .front import Front
 from .inbound import Batch, Call, Cancel, ClientResponse, Listen, Resume, accepted, cancelled_request
 from .replies import error_reply, unavailable
+from .request import McpRequest
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -70,7 +71,7 @@ class MCPEndpoint:
         """Where changes published while serving a request go, for every instance to see."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
+        request = McpRequest(scope, receive)
         try:
             with publishing_to(self.changes):
                 response = await self._serve(request)

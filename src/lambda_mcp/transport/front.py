@@ -49,6 +49,7 @@ from .inbound import (
     session_context,
 )
 from .replies import error_reply, unknown_event_id
+from .request import McpRequest
 
 
 class Front:
@@ -91,10 +92,17 @@ class Front:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             return _too_large(limit)
         body = bytearray()
-        async for chunk in request.stream():
-            body.extend(chunk)
+        more = True
+        while more:  # the ASGI messages themselves: cheaper than `request.stream()` for a one-chunk body
+            received = await request.receive()
+            if received["type"] != "http.request":
+                break
+            body.extend(received.get("body", b""))
+            more = received.get("more_body", False)
             if len(body) > limit:
                 return _too_large(limit)
+        if isinstance(request, McpRequest):
+            request.body_bytes = len(body)
         try:
             decoded = jsonrpc.parse(bytes(body))
         except MCPError as exc:
@@ -144,7 +152,8 @@ class Front:
                 return error_reply(400, INVALID_PARAMS, "subscriptions/listen needs a notifications filter", message.id)
             principal = caller.principal if caller is not None else None
             return Listen(message, await self._honoured(wanted, principal), principal)
-        context = RequestContext("modern", version, capabilities, None, *_who(caller), message.id)
+        size = _body_bytes(request)
+        context = RequestContext("modern", version, capabilities, None, *_who(caller), message.id, size)
         return self._call(request, message, context)
 
     async def _honoured(self, wanted: dict[str, Any], principal: str | None) -> dict[str, Any]:
@@ -166,14 +175,16 @@ class Front:
         if header_version is not None and header_version.strip() not in versions.LEGACY_VERSIONS:
             return error_reply(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
         if message.method == "initialize" and message.kind == "request":
-            context = RequestContext("legacy", versions.LEGACY[0], {}, None, *_who(caller), message.id)
+            size = _body_bytes(request)
+            context = RequestContext("legacy", versions.LEGACY[0], {}, None, *_who(caller), message.id, size)
             return self._call(request, message, context)
         found = await self._session(request, caller)
         if isinstance(found, Response):
             return found
-        context = session_context(found, caller, message.id)
+        context = session_context(found, caller, message.id, _body_bytes(request))
         if message.kind == "response":
-            if len(json.dumps(message.raw, separators=(",", ":"))) > MAX_ANSWER_BYTES:
+            size = _body_bytes(request) or len(json.dumps(message.raw, separators=(",", ":")))
+            if size > MAX_ANSWER_BYTES:
                 return error_reply(400, INVALID_REQUEST, f"Response too large: at most {MAX_ANSWER_BYTES} bytes")
             return ClientResponse(found, message.raw, context)
         if message.kind == "notification":
@@ -206,7 +217,7 @@ class Front:
         refused = self._check_scopes(request, caller, [m for m in map(_classified, items) if m is not None])
         if refused is not None:  # the whole batch: nothing in it runs
             return refused
-        return Batch(items, session_context(found, caller))
+        return Batch(items, session_context(found, caller, body_bytes=_body_bytes(request)))
 
     # -- GET and DELETE -------------------------------------------------------------------
     async def _get(self, request: Request, caller: Identity | None) -> Inbound:
@@ -262,3 +273,7 @@ def _classified(item: object) -> Message | None:
         return jsonrpc.classify(item)
     except MCPError:
         return None
+
+
+def _body_bytes(request: Request) -> int:
+    return request.body_bytes if isinstance(request, McpRequest) else 0

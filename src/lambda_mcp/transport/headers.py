@@ -15,6 +15,7 @@ from typing import Any
 from ..protocol.errors import HEADER_MISMATCH, MCPError
 
 _ENCODED = re.compile(r"^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
@@ -27,7 +28,7 @@ def decode(value: str) -> str:
     """Decode one header value, raising -32020 for bad Base64 or characters a header cannot carry."""
     value = value.strip()
     if not (value.startswith("=?base64?") and value.endswith("?=") and len(value) >= 11):
-        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        if _CONTROL.search(value):
             raise mismatch("Header value contains invalid characters")
         return value
     found = _ENCODED.match(value)

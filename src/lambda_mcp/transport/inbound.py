@@ -106,13 +106,13 @@ def accepts(request: Request) -> Accepts:
 
 
 def session_context(
-    session: SessionRecord, caller: Identity | None, request_id: RequestId | None = None
+    session: SessionRecord, caller: Identity | None, request_id: RequestId | None = None, body_bytes: int = 0
 ) -> RequestContext:
     """The context of a request on a live legacy session (its principal was checked against the caller)."""
     scopes = caller.scopes if caller is not None else None
     capabilities = session.client_capabilities
     return RequestContext(
-        "legacy", session.protocol_version, capabilities, session, session.principal, scopes, request_id
+        "legacy", session.protocol_version, capabilities, session, session.principal, scopes, request_id, body_bytes
     )
 
 

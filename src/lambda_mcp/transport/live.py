@@ -35,16 +35,33 @@ class LiveCall:
         self.generation = 0
         """Bumped by `close_stream()`: consumers of an older generation end their HTTP response."""
         self.task: asyncio.Task[None] | None = None
-        self._log = events
+        self._log = events if session_id is not None else None
+        self._committed = False
+        """Whether the call's events go to the event log as they come (once it answers with an SSE stream:
+        a call answered with plain JSON writes nothing there)."""
+        self._logging = asyncio.Lock()
         self._changed = asyncio.Condition()
 
     async def push(self, message: dict[str, Any] | None) -> None:
-        event_id = None
-        if self._log is not None and self.session_id is not None:
-            event_id = (await self._log.append(self.session_id, self.stream_id, message)).event_id
-        async with self._changed:
-            self.events.append((event_id, message))
-            self._changed.notify_all()
+        async with self._logging:
+            event_id = None
+            if self._log is not None and self._committed:
+                assert self.session_id is not None
+                event_id = (await self._log.append(self.session_id, self.stream_id, message)).event_id
+            async with self._changed:
+                self.events.append((event_id, message))
+                self._changed.notify_all()
+
+    async def commit(self) -> None:
+        """The call answers with an SSE stream: log the events so far, in order (they get their ids), and
+        every later one as it comes, so that a `Last-Event-ID` can resume the stream."""
+        async with self._logging:
+            if self._log is not None and not self._committed:
+                assert self.session_id is not None
+                for index, (_, message) in enumerate(list(self.events)):
+                    event_id = (await self._log.append(self.session_id, self.stream_id, message)).event_id
+                    self.events[index] = (event_id, message)
+            self._committed = True
 
     async def finish(self, response: dict[str, Any] | None, status: int, opened: str | None = None) -> None:
         if response is not None:

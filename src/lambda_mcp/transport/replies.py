@@ -14,11 +14,27 @@ from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNAVAILABLE
 from . import sse
 
 
+class JsonReply(Response):
+    """A JSON response with its raw headers built directly (every answer is one: Starlette's generic
+    header handling is a few µs of a ~50 µs request)."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, status: int, headers: dict[str, str] | None) -> None:
+        self.body = body
+        self.status_code = status
+        self.background = None
+        raw = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+        if headers:
+            raw += [(key.lower().encode("latin-1"), value.encode("latin-1")) for key, value in headers.items()]
+        self.raw_headers = raw
+
+
 def json_reply(message: dict[str, Any] | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
     if status == 503:  # every 503 says when to retry
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS), **(headers or {})}
-    return Response(body, status_code=status, media_type="application/json", headers=headers)
+    return JsonReply(body, status, headers)
 
 
 def error_reply(status: int, code: int, message: str, rid: Any = None, data: Any = None) -> Response:

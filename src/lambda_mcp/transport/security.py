@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
+import functools
+import re
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,17 +19,25 @@ def _literal_brackets(pattern: str) -> str:
     return "".join("[[]" if c == "[" else "[]]" if c == "]" else c for c in pattern)
 
 
-def _matches(value: str, patterns: Iterable[str]) -> bool:
-    value = value.lower()
+END = "\\Z"  # what `fnmatch.translate` ends its expressions with
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regular expression for a tuple of patterns (built once per allow-list): `host:*` matches the
+    host with any port or none."""
+    parts = []
     for pattern in patterns:
         pattern = _literal_brackets(pattern.lower())
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            if fnmatchcase(value, base) or fnmatchcase(value.rsplit(":", 1)[0], base):
-                return True
-        elif fnmatchcase(value, pattern):
-            return True
-    return False
+        port = pattern.endswith(":*")
+        body = fnmatch.translate(pattern[:-2] if port else pattern).removesuffix(END)
+        parts.append(f"(?:{body}(?::[^:]*)?)" if port else f"(?:{body})")
+    return re.compile("(?s:" + "|".join(parts) + ")" + END) if parts else None
+
+
+def _matches(value: str, patterns: Iterable[str]) -> bool:
+    compiled = _compiled(tuple(patterns))
+    return compiled is not None and compiled.match(value.lower()) is not None
 
 
 def host_allowed(host: str | None, allowed: Iterable[str]) -> bool:

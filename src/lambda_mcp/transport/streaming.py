@@ -88,7 +88,7 @@ class StreamingTransport:
 
         first = 0
         if resumable:
-            await live.push(None)  # the priming event: an id and empty data, first on the stream
+            await live.push(None)  # the priming event: an id and empty data, first on an SSE stream
             first = 1
         live.task = asyncio.create_task(run())
         # JSON when the call ends without sending anything else; SSE once it sends a message or closes
@@ -97,7 +97,8 @@ class StreamingTransport:
         if live.finished and len(live.events) <= first + 1 and call.accepts.json:
             if session_id is not None:
                 self.calls.pop((session_id, live.stream_id), None)
-            return json_reply(live.response, live.status, headers)
+            return json_reply(live.response, live.status, headers)  # nothing was logged: no storage write
+        await live.commit()
         return _stream(self._follow(live, 0, 0), headers)
 
     async def _follow(self, live: LiveCall, position: int, generation: int) -> AsyncIterator[bytes]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio.to_thread
 
 from ..errors import ConflictError, StorageError, StorageUnavailable
 
@@ -19,6 +22,7 @@ TRANSIENT = frozenset(
     }
 )
 """Error codes of DynamoDB that a later retry may get past (botocore has already retried them)."""
+T = TypeVar("T")
 
 
 def default_client() -> Any:
@@ -30,7 +34,9 @@ def default_client() -> Any:
 
 
 class LazyClient:
-    """Holds an injected client, or builds the default one on first use (never at import)."""
+    """Holds an injected client, or builds the default one on first use (never at import). Its calls run
+    in a worker thread (`call`), so a slow or retried DynamoDB call never stalls the event loop: other
+    requests, other task runs of a worker batch and cancel watchers go on meanwhile."""
 
     def __init__(self, client: Any | None, factory: Callable[[], Any] = default_client) -> None:
         self._client = client
@@ -40,6 +46,16 @@ class LazyClient:
         if self._client is None:
             self._client = self._factory()
         return self._client
+
+    async def call(self, operation: str, **arguments: Any) -> Any:
+        """`client.<operation>(**arguments)` in a worker thread (boto3 clients are thread-safe)."""
+        method = getattr(self(), operation)
+        return await anyio.to_thread.run_sync(functools.partial(method, **arguments))
+
+    async def run(self, work: Callable[[Any], T]) -> T:
+        """`work(client)` in a worker thread: several calls that belong together (a paginated query)."""
+        client = self()
+        return await anyio.to_thread.run_sync(functools.partial(work, client))
 
 
 @contextmanager

@@ -68,51 +68,57 @@ class DynamoDBCallStore:
 
     async def start(self, record: CallRecord) -> CallRecord:
         with translated():
-            item = self._client().update_item(
-                TableName=self.table_name,
-                Key=self._key(record.session_id, record.stream_id),
-                UpdateExpression=(
-                    "SET #nonce = :nonce, #body = :body, #answers = :none, #version = :one, #expires_at = :exp"
-                ),
-                ExpressionAttributeNames=_NAMES,
-                ExpressionAttributeValues={
-                    ":nonce": {"S": record.nonce},
-                    ":body": {"S": _body(record)},
-                    ":none": {"M": {}},
-                    ":one": {"N": "1"},
-                    ":exp": {"N": str(int(record.expires_at))},
-                },
-                ReturnValues="ALL_NEW",
+            item = (
+                await self._client.call(
+                    "update_item",
+                    TableName=self.table_name,
+                    Key=self._key(record.session_id, record.stream_id),
+                    UpdateExpression=(
+                        "SET #nonce = :nonce, #body = :body, #answers = :none, #version = :one, #expires_at = :exp"
+                    ),
+                    ExpressionAttributeNames=_NAMES,
+                    ExpressionAttributeValues={
+                        ":nonce": {"S": record.nonce},
+                        ":body": {"S": _body(record)},
+                        ":none": {"M": {}},
+                        ":one": {"N": "1"},
+                        ":exp": {"N": str(int(record.expires_at))},
+                    },
+                    ReturnValues="ALL_NEW",
+                )
             )["Attributes"]
         return self._record(record.session_id, record.stream_id, item)
 
     async def get(self, session_id: str, stream_id: str, now: float) -> CallRecord | None:
         with translated():
             item = (
-                self._client()
-                .get_item(TableName=self.table_name, Key=self._key(session_id, stream_id), ConsistentRead=True)
-                .get("Item")
-            )
+                await self._client.call(
+                    "get_item", TableName=self.table_name, Key=self._key(session_id, stream_id), ConsistentRead=True
+                )
+            ).get("Item")
         if item is None or float(item[keys.EXPIRES_AT]["N"]) <= now:
             return None
         return self._record(session_id, stream_id, item)
 
     async def save(self, record: CallRecord) -> CallRecord:
         with translated(ConflictError, f"call {record.stream_id} changed"):
-            item = self._client().update_item(
-                TableName=self.table_name,
-                Key=self._key(record.session_id, record.stream_id),
-                UpdateExpression="SET #body = :body, #version = #version + :one, #expires_at = :exp",
-                ConditionExpression="#nonce = :nonce AND #version = :version",
-                ExpressionAttributeNames={k: v for k, v in _NAMES.items() if k != "#answers"},
-                ExpressionAttributeValues={
-                    ":body": {"S": _body(record)},
-                    ":one": {"N": "1"},
-                    ":exp": {"N": str(int(record.expires_at))},
-                    ":nonce": {"S": record.nonce},
-                    ":version": {"N": str(record.version)},
-                },
-                ReturnValues="ALL_NEW",
+            item = (
+                await self._client.call(
+                    "update_item",
+                    TableName=self.table_name,
+                    Key=self._key(record.session_id, record.stream_id),
+                    UpdateExpression="SET #body = :body, #version = #version + :one, #expires_at = :exp",
+                    ConditionExpression="#nonce = :nonce AND #version = :version",
+                    ExpressionAttributeNames={k: v for k, v in _NAMES.items() if k != "#answers"},
+                    ExpressionAttributeValues={
+                        ":body": {"S": _body(record)},
+                        ":one": {"N": "1"},
+                        ":exp": {"N": str(int(record.expires_at))},
+                        ":nonce": {"S": record.nonce},
+                        ":version": {"N": str(record.version)},
+                    },
+                    ReturnValues="ALL_NEW",
+                )
             )["Attributes"]
         return self._record(record.session_id, record.stream_id, item)
 
@@ -121,7 +127,8 @@ class DynamoDBCallStore:
             return False
         try:
             with translated(ConflictError):
-                self._client().update_item(
+                await self._client.call(
+                    "update_item",
                     TableName=self.table_name,
                     Key=self._key(session_id, stream_id),
                     UpdateExpression="SET #answers.#key = :response",
@@ -137,14 +144,17 @@ class DynamoDBCallStore:
         """A conditional update: an unknown (or expired) stream fails the condition, and nothing is written."""
         try:
             with translated(ConflictError):
-                item = self._client().update_item(
-                    TableName=self.table_name,
-                    Key=self._key(session_id, stream_id),
-                    UpdateExpression="SET #cancelled_at = :now",
-                    ConditionExpression="attribute_exists(pk) AND #expires_at > :now",
-                    ExpressionAttributeNames={"#expires_at": keys.EXPIRES_AT, "#cancelled_at": "cancelled_at"},
-                    ExpressionAttributeValues={":now": {"N": repr(now)}},
-                    ReturnValues="ALL_NEW",
+                item = (
+                    await self._client.call(
+                        "update_item",
+                        TableName=self.table_name,
+                        Key=self._key(session_id, stream_id),
+                        UpdateExpression="SET #cancelled_at = :now",
+                        ConditionExpression="attribute_exists(pk) AND #expires_at > :now",
+                        ExpressionAttributeNames={"#expires_at": keys.EXPIRES_AT, "#cancelled_at": "cancelled_at"},
+                        ExpressionAttributeValues={":now": {"N": repr(now)}},
+                        ReturnValues="ALL_NEW",
+                    )
                 )["Attributes"]
         except ConflictError:
             return None

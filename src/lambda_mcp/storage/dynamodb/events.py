@@ -26,7 +26,8 @@ class DynamoDBEventLog:
         expires = {"N": str(int(time.time() + self._ttl))}
         pk = {"S": keys.session_pk(session_id)}
         with translated():
-            counter = self._client().update_item(
+            counter = await self._client.call(
+                "update_item",
                 TableName=self.table_name,
                 Key={keys.PK: pk, keys.SK: {"S": keys.stream_sk(stream_id)}},
                 UpdateExpression="ADD #seq :one SET #expires_at = :exp",
@@ -44,8 +45,8 @@ class DynamoDBEventLog:
             keys.EXPIRES_AT: expires,
         }
         with translated(ConflictError, f"event {event_id} exists"):
-            self._client().put_item(
-                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
+            await self._client.call(
+                "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
             )
         return StoredEvent(stream_id, seq, event_id, message)
 
@@ -54,7 +55,7 @@ class DynamoDBEventLog:
         if position is None:
             return None
         stream_id, seq = position.stream, position.seq
-        live = self._live_items(session_id, stream_id, seq)
+        live = await self._live_items(session_id, stream_id, seq)
         if not live or live[0]["event_id"]["S"] != event_id:
             return None
         return stream_id, [self._event(stream_id, item) for item in live[1:]]
@@ -66,33 +67,36 @@ class DynamoDBEventLog:
         stream_id, seq = position.stream, position.seq
         key = {keys.PK: {"S": keys.session_pk(session_id)}, keys.SK: {"S": keys.event_sk(stream_id, seq)}}
         with translated():
-            item = self._client().get_item(TableName=self.table_name, Key=key, ConsistentRead=True).get("Item")
+            item = (await self._client.call("get_item", TableName=self.table_name, Key=key, ConsistentRead=True)).get(
+                "Item"
+            )
         if item is None or item["event_id"]["S"] != event_id or float(item[keys.EXPIRES_AT]["N"]) <= time.time():
             return None
         return self._event(stream_id, item)
 
     async def read(self, session_id: str, stream_id: str, after_seq: int = 0) -> list[StoredEvent]:
-        return [self._event(stream_id, item) for item in self._live_items(session_id, stream_id, after_seq + 1)]
+        return [self._event(stream_id, item) for item in await self._live_items(session_id, stream_id, after_seq + 1)]
 
-    def _live_items(self, session_id: str, stream_id: str, from_seq: int) -> list[dict[str, Any]]:
+    async def _live_items(self, session_id: str, stream_id: str, from_seq: int) -> list[dict[str, Any]]:
         """The stream's unexpired event items from `from_seq` on, in order (a consistent Query)."""
         now = time.time()
+        query = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :from AND :to",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": keys.session_pk(session_id)},
+                ":from": {"S": keys.event_sk(stream_id, from_seq)},
+                ":to": {"S": keys.event_sk(stream_id, 9_999_999_999)},
+            },
+            "ConsistentRead": True,
+        }
+
+        def every_page(client: Any) -> list[dict[str, Any]]:
+            pages = client.get_paginator("query").paginate(**query)
+            return [item for page in pages for item in page.get("Items", [])]
+
         with translated():
-            pages = (
-                self._client()
-                .get_paginator("query")
-                .paginate(
-                    TableName=self.table_name,
-                    KeyConditionExpression="pk = :pk AND sk BETWEEN :from AND :to",
-                    ExpressionAttributeValues={
-                        ":pk": {"S": keys.session_pk(session_id)},
-                        ":from": {"S": keys.event_sk(stream_id, from_seq)},
-                        ":to": {"S": keys.event_sk(stream_id, 9_999_999_999)},
-                    },
-                    ConsistentRead=True,
-                )
-            )
-            items = [item for page in pages for item in page.get("Items", [])]
+            items = await self._client.run(every_page)
         return [item for item in items if float(item[keys.EXPIRES_AT]["N"]) > now]
 
     @staticmethod

@@ -6,7 +6,7 @@
 | stream counter | `SESSION#<session id>` | `STREAM#<stream id>` |
 | stream event | `SESSION#<session id>` | `EVENT#<stream id>#<seq, 10 digits>` |
 | suspended call | `SESSION#<session id>` | `CALL#<stream id>` |
-| change feed entry | `CHANGES` | `<cursor>` (microseconds, zero-padded, then a nonce) |
+| change feed entry | `CHANGES` (shard 0), `CHANGES#<n>` | `<cursor>` (microseconds, zero-padded, then a nonce) |
 | task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
@@ -14,6 +14,8 @@ because DynamoDB deletes expired items up to days late (and moto never does).
 """
 
 from __future__ import annotations
+
+import zlib
 
 PK = "pk"
 SK = "sk"
@@ -38,7 +40,12 @@ def call_sk(stream_id: str) -> str:
 
 
 CHANGES_PK = "CHANGES"
-"""One partition for the whole feed: small, short-lived entries (a scale limit noted in docs/decisions.md)."""
+"""The feed's partition (shard 0): small, short-lived entries. A partition takes about 1,000 writes/s;
+with `shards` > 1 a change goes to a random shard and readers query every shard (docs/decisions.md, "Scale")."""
+
+
+def changes_pk(shard: int) -> str:
+    return CHANGES_PK if shard == 0 else f"{CHANGES_PK}#{shard}"
 
 
 # Tasks
@@ -47,9 +54,10 @@ CHANGES_PK = "CHANGES"
 # |---|---|---|---|---|
 # | task | `TASK#<task id>` | `TASK` | `OWNER#<owner>` | `<created_at, 17.6f>#<task id>` |
 #
-# `working` tasks also carry `due_pk` = `DUE` and `due_sk` = `<due, 17.6f>#<task id>` (a sparse
-# index, `by-due`): when their worker lease runs out, or, unclaimed, when the sweeper should
-# re-enqueue them. Other statuses drop both attributes, so the sweeper's Query reads only work.
+# `working` tasks also carry `due_pk` = `DUE` (or `DUE#<n>`, the task's shard) and `due_sk` =
+# `<due, 17.6f>#<task id>` (a sparse index, `by-due`): when their worker lease runs out, or, unclaimed,
+# when the sweeper should re-enqueue them. Other statuses drop both attributes, so the sweeper's Query
+# reads only work.
 
 TASK_SK = "TASK"
 OWNER_PK = "owner_pk"
@@ -71,6 +79,16 @@ def owner_pk(owner: str) -> str:
 
 def created_sk(created_at: float, task_id: str) -> str:
     return f"{created_at:017.6f}#{task_id}"
+
+
+def due_pk(task_id: str, shards: int) -> str:
+    """A task's shard of the due index: fixed by its id, so every save of the task keeps it there."""
+    shard = zlib.crc32(task_id.encode()) % shards if shards > 1 else 0
+    return DUE_PARTITION if shard == 0 else f"{DUE_PARTITION}#{shard}"
+
+
+def due_pks(shards: int) -> list[str]:
+    return [DUE_PARTITION if shard == 0 else f"{DUE_PARTITION}#{shard}" for shard in range(max(shards, 1))]
 
 
 def due_sk(due: float, task_id: str) -> str:

@@ -51,17 +51,17 @@ class DynamoDBSessionStore:
         if record.log_level is not None:
             item["log_level"] = {"S": record.log_level}
         with translated(ConflictError, f"session {record.session_id} exists"):
-            self._client().put_item(
-                TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            await self._client.call(
+                "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
             )
 
     async def get(self, session_id: str, now: float) -> SessionRecord | None:
         with translated():
             found = (
-                self._client()
-                .get_item(TableName=self.table_name, Key=self._key(session_id), ConsistentRead=self._consistent)
-                .get("Item")
-            )
+                await self._client.call(
+                    "get_item", TableName=self.table_name, Key=self._key(session_id), ConsistentRead=self._consistent
+                )
+            ).get("Item")
         if found is None or found["terminated"]["BOOL"] or float(found[keys.EXPIRES_AT]["N"]) <= now:
             return None
         return SessionRecord(
@@ -77,7 +77,7 @@ class DynamoDBSessionStore:
             touched_at=float(found["touched_at"]["N"]),
         )
 
-    def _update(
+    async def _update(
         self,
         session_id: str,
         expression: str,
@@ -86,7 +86,8 @@ class DynamoDBSessionStore:
         condition: str = _LIVE,
     ) -> None:
         with translated(NotFoundError, f"session {session_id} is not live"):
-            self._client().update_item(
+            await self._client.call(
+                "update_item",
                 TableName=self.table_name,
                 Key=self._key(session_id),
                 UpdateExpression=expression,
@@ -101,32 +102,32 @@ class DynamoDBSessionStore:
 
     async def touch(self, session_id: str, now: float, expires_at: float) -> None:
         values = {":exp": {"N": str(int(expires_at))}, ":t": {"N": repr(now)}}
-        self._update(session_id, "SET #expires_at = :exp, #touched_at = :t", values, now)
+        await self._update(session_id, "SET #expires_at = :exp, #touched_at = :t", values, now)
 
     async def set_log_level(self, session_id: str, level: str) -> None:
-        self._update(session_id, "SET #log_level = :level", {":level": {"S": level}})
+        await self._update(session_id, "SET #log_level = :level", {":level": {"S": level}})
 
     async def subscribe(self, session_id: str, uri: str, subscribed: bool, *, limit: int | None = None) -> None:
         """One atomic string-set update (an emptied set drops the attribute, read back as no subscriptions);
         an addition is conditioned on the set having room for a new URI."""
         if not subscribed:
-            self._update(session_id, "DELETE #subscriptions :uri", {":uri": {"SS": [uri]}})
+            await self._update(session_id, "DELETE #subscriptions :uri", {":uri": {"SS": [uri]}})
             return
         if limit is None:
-            self._update(session_id, "ADD #subscriptions :uri", {":uri": {"SS": [uri]}})
+            await self._update(session_id, "ADD #subscriptions :uri", {":uri": {"SS": [uri]}})
             return
         room = f"{_LIVE} AND (attribute_not_exists(#subscriptions) OR size(#subscriptions) < :limit"
         room += " OR contains(#subscriptions, :one))"
         values = {":uri": {"SS": [uri]}, ":one": {"S": uri}, ":limit": {"N": str(limit)}}
         try:
-            self._update(session_id, "ADD #subscriptions :uri", values, condition=room)
+            await self._update(session_id, "ADD #subscriptions :uri", values, condition=room)
         except NotFoundError:
             if await self.get(session_id, time.time()) is None:
                 raise
             raise LimitExceeded(f"session {session_id} holds {limit} subscriptions") from None
 
     async def terminate(self, session_id: str) -> None:
-        self._update(session_id, "SET #terminated = :yes", {":yes": {"BOOL": True}})
+        await self._update(session_id, "SET #terminated = :yes", {":yes": {"BOOL": True}})
 
 
 def _names(*expressions: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from ...tasks.store import decode_cursor, encode_cursor
 from ..errors import ConflictError
 from . import keys
 from ._client import LazyClient, translated
+from .shards import query_shards
 
 _NOT_FINAL = "#version = :version AND NOT #status IN (" + ", ".join(f":final{i}" for i in range(len(TERMINAL))) + ")"
 _FINAL_VALUES = {f":final{i}": {"S": status} for i, status in enumerate(sorted(TERMINAL))}
@@ -21,9 +22,11 @@ _LIVE = "#expires_at > :now"
 class DynamoDBTaskStore:
     """The whole record is one item: a few key attributes for conditions and the index, the rest as JSON."""
 
-    def __init__(self, table_name: str, *, client: Any | None = None) -> None:
+    def __init__(self, table_name: str, *, client: Any | None = None, shards: int = 1) -> None:
         self.table_name = table_name
         self._client = LazyClient(client)
+        self.shards = max(shards, 1)
+        """Shards of the due index (a task's is fixed by its id; the sweeper queries them all)."""
 
     def _key(self, task_id: str) -> dict[str, Any]:
         return {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.TASK_SK}}
@@ -32,7 +35,7 @@ class DynamoDBTaskStore:
         due: dict[str, Any] = {}
         if record.sweepable:  # a sparse index: only working tasks are in it
             due = {
-                keys.DUE_PK: {"S": keys.DUE_PARTITION},
+                keys.DUE_PK: {"S": keys.due_pk(record.task_id, self.shards)},
                 keys.DUE_SK: {"S": keys.due_sk(record.due_at, record.task_id)},
             }
         return {
@@ -53,17 +56,20 @@ class DynamoDBTaskStore:
 
     async def create(self, record: TaskRecord) -> None:
         with translated(ConflictError, f"task {record.task_id} exists"):
-            self._client().put_item(
-                TableName=self.table_name, Item=self._item(record), ConditionExpression="attribute_not_exists(pk)"
+            await self._client.call(
+                "put_item",
+                TableName=self.table_name,
+                Item=self._item(record),
+                ConditionExpression="attribute_not_exists(pk)",
             )
 
     async def get(self, task_id: str, now: float) -> TaskRecord | None:
         with translated():
             item = (
-                self._client()
-                .get_item(TableName=self.table_name, Key=self._key(task_id), ConsistentRead=True)
-                .get("Item")
-            )
+                await self._client.call(
+                    "get_item", TableName=self.table_name, Key=self._key(task_id), ConsistentRead=True
+                )
+            ).get("Item")
         if item is None or float(item[keys.EXPIRES_AT]["N"]) <= now:
             return None
         return self._record(item)
@@ -71,7 +77,8 @@ class DynamoDBTaskStore:
     async def save(self, record: TaskRecord) -> TaskRecord:
         saved = dataclasses.replace(record, version=record.version + 1)
         with translated(ConflictError, f"task {record.task_id} changed or is final"):
-            self._client().put_item(
+            await self._client.call(
+                "put_item",
                 TableName=self.table_name,
                 Item=self._item(saved),
                 ConditionExpression=_NOT_FINAL,
@@ -98,33 +105,38 @@ class DynamoDBTaskStore:
                 raise ValueError("invalid cursor")
             query["ExclusiveStartKey"] = position["k"]
         with translated():
-            page = self._client().query(**query)
+            page = await self._client.call("query", **query)
         records = [r for r in (self._record(i, "listing") for i in page.get("Items", [])) if r.live(now)]
         last = page.get("LastEvaluatedKey")
         return records, encode_cursor({"o": owner, "k": last}) if last else None
 
     async def list_due(self, now: float, limit: int = 100) -> list[str]:
-        """One Query on the sparse `by-due` index, which projects keys only (the sweeper re-reads each task)."""
+        """One Query per shard of the sparse `by-due` index, which projects keys only (the sweeper re-reads
+        each task)."""
+
+        def query(partition: str) -> dict[str, Any]:
+            return {
+                "TableName": self.table_name,
+                "IndexName": keys.BY_DUE_INDEX,
+                "KeyConditionExpression": "#due_pk = :due AND #due_sk < :now",
+                "ExpressionAttributeNames": {"#due_pk": keys.DUE_PK, "#due_sk": keys.DUE_SK},
+                "ExpressionAttributeValues": {":due": {"S": partition}, ":now": {"S": keys.due_sk(now, "~")}},
+                "Limit": limit,
+            }
+
         with translated():
-            page = self._client().query(
-                TableName=self.table_name,
-                IndexName=keys.BY_DUE_INDEX,
-                KeyConditionExpression="#due_pk = :due AND #due_sk < :now",
-                ExpressionAttributeNames={"#due_pk": keys.DUE_PK, "#due_sk": keys.DUE_SK},
-                ExpressionAttributeValues={
-                    ":due": {"S": keys.DUE_PARTITION},
-                    ":now": {"S": keys.due_sk(now, "~")},
-                },
-                Limit=limit,
+            items = await query_shards(
+                self._client, keys.due_pks(self.shards), query, lambda item: str(item[keys.DUE_SK]["S"])
             )
         # the index is eventually consistent: callers re-read each record before acting on it
-        return [item[keys.PK]["S"].removeprefix("TASK#") for item in page.get("Items", [])]
+        return [item[keys.PK]["S"].removeprefix("TASK#") for item in items[:limit]]
 
     async def drop_due(self, task_id: str) -> None:
         """Remove the index attributes (the item may have expired; TTL deletes it later)."""
         try:
             with translated(ConflictError):
-                self._client().update_item(
+                await self._client.call(
+                    "update_item",
                     TableName=self.table_name,
                     Key=self._key(task_id),
                     UpdateExpression="REMOVE #due_pk, #due_sk",
