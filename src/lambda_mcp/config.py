@@ -90,6 +90,9 @@ class Settings:
     session_ttl_seconds: float = 3600.0
     session_touch_seconds: float = 300.0
     """A live session's expiry slides at most once per this interval."""
+    session_cache_seconds: float = 1.0
+    """The streaming server reuses a session record it read this recently (0: read it on every request);
+    a change made by another process is seen within this time. The buffered transport never caches."""
     max_body_bytes: int = 1_048_576
     retry_ms: int = 1000
     """`retry:` sent before the server closes a legacy SSE stream for polling."""
@@ -158,6 +161,7 @@ class Settings:
             state_key_secret=env.text("STATE_KEY_SECRET"),
             session_ttl_seconds=env.number("SESSION_TTL_SECONDS", 3600, minimum=1),
             session_touch_seconds=env.number("SESSION_TOUCH_SECONDS", 300),
+            session_cache_seconds=env.number("SESSION_CACHE_SECONDS", 1.0),
             max_body_bytes=env.integer("MAX_BODY_BYTES", 1_048_576, minimum=1),
             retry_ms=env.integer("RETRY_MS", 1000),
             max_wait_seconds=env.number("MAX_WAIT_SECONDS", 25),

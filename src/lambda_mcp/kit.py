@@ -12,6 +12,7 @@ from .dispatch.request_state import StateSealer
 from .dispatch.runner import HandlerRunner
 from .server.app import MCPApp
 from .state_keys import KeyRing, SecretKey
+from .storage.cached import CachedSessions
 from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
 from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
 from .tasks import InMemoryTaskStore, TaskStore
@@ -106,6 +107,8 @@ def build_kit(
         ttl, shards = settings.session_ttl_seconds, settings.shards
         stores = Stores.dynamodb(table, session_ttl_seconds=ttl, shards=shards) if table else Stores.memory()
     sessions, events = stores.sessions, stores.events
+    if streaming and settings.session_cache_seconds > 0:  # one long-lived process: reuse recent reads
+        sessions = CachedSessions(sessions, settings.session_cache_seconds)
     runner = HandlerRunner(app, StateSealer(key), sync_in_threads=streaming)
     tasks = _task_runtime(settings, streaming, stores.tasks, events, runner.execute_task)
     dispatcher = Dispatcher(app, sessions, runner, stores.calls, session_ttl=settings.session_ttl_seconds, tasks=tasks)

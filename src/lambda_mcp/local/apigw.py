@@ -42,6 +42,11 @@ class _Invoker:
         return self._pool.submit(self._handler, event, LambdaContext()).result()
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default 5 resets connections when a few clients connect at once
+
+
 def _make_handler(gateway: Gateway, domain: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -86,8 +91,7 @@ def serve(target: str, host: str, port: int, api: ApiType = "http") -> None:
     if api == "rest" and os.environ["LAMBDA_MCP_AUTH"] == "jwt":  # template.yaml's authorizer in front
         authorize = _Invoker("lambda_mcp.entrypoints.authorizer").invoke
     worker = start_local_worker()  # after the HTTP handler: both share its kit
-    server = ThreadingHTTPServer((host, port), _make_handler(Gateway(api, invoker.invoke, authorize), f"{host}:{port}"))
-    server.daemon_threads = True
+    server = _Server((host, port), _make_handler(Gateway(api, invoker.invoke, authorize), f"{host}:{port}"))
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
     state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
     front = {"http": "HTTP API v2", "rest": "REST API v1", "url": "Function URL"}[api]

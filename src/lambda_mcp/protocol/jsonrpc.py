@@ -79,7 +79,8 @@ def classify(obj: object) -> Message:
         raise MCPError(INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object")
     raw: dict[str, Any] = obj
     rid = raw.get("id")
-    echo = {"id": rid} if valid_id(rid) else None
+    id_ok = valid_id(rid)
+    echo = {"id": rid} if id_ok else None
     if raw.get("jsonrpc") != "2.0":
         raise MCPError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', echo)
     if "method" in raw:
@@ -91,13 +92,13 @@ def classify(obj: object) -> Message:
             raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object', echo)
         if "id" not in raw:
             return Message("notification", raw, method=method, params=params)
-        if not valid_id(rid):
+        if not id_ok:
             raise MCPError(
                 INVALID_REQUEST,
                 f'Invalid Request: "id" must be a string of at most {MAX_ID_BYTES} bytes or a 64-bit integer',
             )
         return Message("request", raw, id=rid, method=method, params=params)
-    if ("result" in raw) != ("error" in raw) and valid_id(rid):
+    if ("result" in raw) != ("error" in raw) and id_ok:
         return Message("response", raw, id=rid)
     raise MCPError(INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response", echo)
 

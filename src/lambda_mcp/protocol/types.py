@@ -89,6 +89,7 @@ class EmbeddedResource(_Block):
 
 
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
+CONTENT_BLOCKS = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 
 
 class CallToolResult(WireModel):

@@ -1,4 +1,4 @@
-"""Turn a handler's signature into a pydantic arguments model and find its `Context` parameter."""
+"""Read a handler's signature (its pydantic arguments model, its `Context` parameter) and call it."""
 
 from __future__ import annotations
 
@@ -6,16 +6,14 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, create_model
 
 from .context import Context
 
-
-class _Arguments(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
@@ -29,6 +27,8 @@ def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | No
 
 def arguments_model(fn: Callable[..., Any], skip: str | None) -> type[BaseModel]:
     """A model whose fields are the handler's parameters (less the context), for validation and schema."""
+    from pydantic import ConfigDict, create_model
+
     hints = typing.get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     for name, param in inspect.signature(fn).parameters.items():
@@ -37,7 +37,8 @@ def arguments_model(fn: Callable[..., Any], skip: str | None) -> type[BaseModel]
         annotation = hints.get(name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[name] = (annotation, default)
-    model: type[BaseModel] = create_model(f"{fn.__name__}Arguments", __base__=_Arguments, **fields)
+    config = ConfigDict(arbitrary_types_allowed=True)
+    model: type[BaseModel] = create_model(f"{fn.__name__}Arguments", __config__=config, **fields)
     return model
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -32,14 +30,20 @@ class Published(NamedTuple):
     principal: str | None = None
 
 
-@contextmanager
-def publishing_to(log: ChangeLog) -> Iterator[None]:
-    """Changes published in this context (and in tasks it starts) also go to `log`."""
-    token = _durable.set(log)
-    try:
-        yield
-    finally:
-        _durable.reset(token)
+class publishing_to:  # noqa: N801  (used as a function: `with publishing_to(log):`)
+    """Changes published in this context (and in tasks it starts) also go to `log`. A plain class rather
+    than `@contextmanager`: it wraps every request, and costs a third of a generator-based one."""
+
+    __slots__ = ("_log", "_token")
+
+    def __init__(self, log: ChangeLog) -> None:
+        self._log = log
+
+    def __enter__(self) -> None:
+        self._token = _durable.set(self._log)
+
+    def __exit__(self, *exc: object) -> None:
+        _durable.reset(self._token)
 
 
 class ChangeFeed:

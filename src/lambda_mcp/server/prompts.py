@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.errors import invalid_params
-from ..protocol.types import GetPromptResult, PromptMessage
 from . import _signature
+from ._models import loaded_wire_types
 from .context import Context
 from .tools import to_content
 
@@ -37,14 +37,16 @@ class Prompt:
 
 
 def _to_result(value: Any) -> dict[str, Any]:
-    if isinstance(value, GetPromptResult):
-        return value.dump()
+    wire = loaded_wire_types()
+    if wire is not None and isinstance(value, wire.GetPromptResult):
+        dumped: dict[str, Any] = value.dump()
+        return dumped
     if isinstance(value, dict) and "messages" in value:
         return value
     items = value if isinstance(value, list) else [value]
     messages: list[dict[str, Any]] = []
     for item in items:
-        if isinstance(item, PromptMessage):
+        if wire is not None and isinstance(item, wire.PromptMessage):
             messages.append(item.dump())
         elif isinstance(item, dict) and "role" in item:
             messages.append(item)

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol.types import BlobResourceContents, TextResourceContents
 from . import _signature
+from ._models import loaded_wire_types
 from .context import Context
 
 _VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
@@ -47,8 +47,10 @@ class Resource:
     def _contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
         items = value if isinstance(value, list) else [value]
         contents: list[dict[str, Any]] = []
+        wire = loaded_wire_types()
+        resource_contents = (wire.TextResourceContents, wire.BlobResourceContents) if wire is not None else ()
         for item in items:
-            if isinstance(item, TextResourceContents | BlobResourceContents):
+            if isinstance(item, resource_contents):
                 contents.append(item.dump())
             elif isinstance(item, dict) and ("text" in item or "blob" in item):
                 contents.append({"uri": uri, **item})

@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ..observe.invocation import count, milliseconds
 from ..protocol.errors import MCPError
-from ..protocol.types import (
-    AudioContent,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    WireModel,
-)
 from ..storage.errors import StorageError
 from . import _signature
+from ._models import loaded_pydantic, loaded_wire_types
+from .arguments import Arguments, InvalidArguments
 from .context import Context
 
-_BLOCK_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
 logger = logging.getLogger("lambda_mcp")
 
 
@@ -45,7 +38,7 @@ class Tool:
     fn: Callable[..., Any]
     name: str
     definition: dict[str, Any]
-    arguments: type[BaseModel] | None
+    arguments: Arguments | None
     context_param: str | None
     structured: bool
     output_adapter: TypeAdapter[Any] | None = None
@@ -58,7 +51,7 @@ class Tool:
     scopes: frozenset[str] = frozenset()
     """OAuth scopes a caller needs to see and call it."""
 
-    @property
+    @functools.cached_property
     def task_support(self) -> str:
         """`forbidden` (the default), `optional` or `required`, from `execution.taskSupport`."""
         execution = self.definition.get("execution") or {}
@@ -73,8 +66,8 @@ class Tool:
         started = time.perf_counter()
         try:
             kwargs = self._validate(arguments)
-        except ValidationError as exc:
-            return self._measured(started, error_result(f"Invalid arguments for tool {self.name}: {_brief(exc)}"))
+        except InvalidArguments as exc:
+            return self._measured(started, error_result(f"Invalid arguments for tool {self.name}: {exc}"))
         if self.context_param:
             kwargs[self.context_param] = ctx
         try:
@@ -87,6 +80,8 @@ class Tool:
         except ToolError as exc:
             return self._measured(started, error_result(str(exc) or f"The tool {self.name} failed"))
         except Exception:
+            import secrets  # only on this path: it costs a cold start ~2 ms
+
             reference = secrets.token_hex(4)
             logger.exception(
                 "tool %s failed (reference %s)", self.name, reference, extra={"error_reference": reference}
@@ -105,12 +100,13 @@ class Tool:
     def _validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         if self.arguments is None:
             return dict(arguments)
-        model = self.arguments.model_validate(arguments)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return self.arguments.validate(arguments)
 
     def _to_result(self, value: Any) -> dict[str, Any]:
-        if isinstance(value, CallToolResult):
-            return value.dump()
+        wire = loaded_wire_types()
+        if wire is not None and isinstance(value, wire.CallToolResult):
+            dumped: dict[str, Any] = value.dump()
+            return dumped
         if isinstance(value, dict) and "content" in value and isinstance(value["content"], list):
             return value
         if self.structured:
@@ -125,25 +121,25 @@ def error_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
-def _brief(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors())
-
-
 def to_content(value: Any) -> list[dict[str, Any]]:
     """Convert a handler's return value into content blocks."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
         return [block for item in value for block in to_content(item)]
-    if isinstance(value, _BLOCK_TYPES):
+    wire = loaded_wire_types()
+    if wire is not None and isinstance(value, wire.CONTENT_BLOCKS):
         return [value.dump()]
     if isinstance(value, dict) and isinstance(value.get("type"), str):
         return [value]
     if isinstance(value, str):
         return [{"type": "text", "text": value}]
+    if type(value) is int:  # what json.dumps gives, without an encoder
+        return [{"type": "text", "text": str(value)}]
     if isinstance(value, bytes):
         return [{"type": "text", "text": base64.b64encode(value).decode()}]
-    if isinstance(value, WireModel | BaseModel):
+    pydantic = loaded_pydantic()
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
         return [{"type": "text", "text": value.model_dump_json(by_alias=True, exclude_none=True)}]
     return [{"type": "text", "text": json.dumps(value, default=str)}]
 
@@ -165,8 +161,8 @@ def build_tool(
     hints = _signature.type_hints(fn)
     ctx_param = _signature.context_parameter(fn, hints)
     tool_name = name or fn.__name__
-    args_model = None if input_schema is not None else _signature.arguments_model(fn, ctx_param)
-    schema = input_schema if input_schema is not None else _input_schema(args_model)
+    args = Arguments(fn, hints, ctx_param) if input_schema is None else None
+    schema = args.schema if args is not None else input_schema or {}
     definition: dict[str, Any] = {"name": tool_name, "inputSchema": schema}
     if title:
         definition["title"] = title
@@ -179,6 +175,8 @@ def build_tool(
     if output_schema is not None:
         definition["outputSchema"] = output_schema
     elif structured_output:
+        from pydantic import TypeAdapter
+
         returns = hints.get("return", Any)
         adapter = TypeAdapter(returns)
         derived = adapter.json_schema()
@@ -201,22 +199,13 @@ def build_tool(
         fn=fn,
         name=tool_name,
         definition=definition,
-        arguments=args_model,
+        arguments=args,
         context_param=ctx_param,
         structured=structured,
         output_adapter=adapter,
         wrap_output=wrap,
         header_params=_header_params(schema),
     )
-
-
-def _input_schema(model: type[BaseModel] | None) -> dict[str, Any]:
-    if model is None:
-        return {"type": "object"}
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    schema.setdefault("properties", {})
-    return schema
 
 
 def _header_params(schema: dict[str, Any]) -> dict[str, str]:

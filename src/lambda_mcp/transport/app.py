@@ -7,12 +7,11 @@ request). Everything else is a small Starlette application.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..auth.metadata import AUTHORIZATION_SERVER_METADATA, WELL_KNOWN
@@ -27,11 +26,12 @@ async def _health(request: Request) -> JSONResponse:
 
 
 class McpApp:
-    """`/mcp` to the endpoint; any other path (and lifespan events) to `others`."""
+    """`/mcp` to the endpoint; any other path (and lifespan events) to the app `others()` builds once."""
 
-    def __init__(self, mcp: ASGIApp, others: ASGIApp, path: str) -> None:
+    def __init__(self, mcp: ASGIApp, others: Callable[[], ASGIApp], path: str) -> None:
         self.mcp = mcp
-        self.others = others
+        self._build_others = others
+        self._others: ASGIApp | None = None
         self.path = path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -41,7 +41,9 @@ class McpApp:
             if (path[len(root) :] if root and path.startswith(root) else path) == self.path:
                 await self.mcp(scope, receive, send)
                 return
-        await self.others(scope, receive, send)
+        if self._others is None:
+            self._others = self._build_others()
+        await self._others(scope, receive, send)
 
 
 def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
@@ -50,12 +52,19 @@ def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
     the allowed browser origins."""
     access = kit.access
     origins = kit.endpoint.front.origins
-    others = Starlette(
-        routes=[
-            Route(WELL_KNOWN + path, access.protected_resource, methods=["GET"]),
-            Route(WELL_KNOWN, access.protected_resource, methods=["GET"]),
-            Route(AUTHORIZATION_SERVER_METADATA, access.authorization_server, methods=["GET"]),
-            Route("/healthz", _health, methods=["GET"]),
-        ]
-    )
-    return McpApp(Cors(kit.endpoint, origins) if origins else kit.endpoint, Cors(others, origins), path)
+
+    def others() -> ASGIApp:
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        app = Starlette(
+            routes=[
+                Route(WELL_KNOWN + path, access.protected_resource, methods=["GET"]),
+                Route(WELL_KNOWN, access.protected_resource, methods=["GET"]),
+                Route(AUTHORIZATION_SERVER_METADATA, access.authorization_server, methods=["GET"]),
+                Route("/healthz", _health, methods=["GET"]),
+            ]
+        )
+        return Cors(app, origins)
+
+    return McpApp(Cors(kit.endpoint, origins) if origins else kit.endpoint, others, path)

@@ -3,6 +3,7 @@ serve, or the `Response` that refuses it."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,8 +96,12 @@ def accepted() -> Response:
 
 def accepts(request: Request) -> Accepts:
     accept = request.headers.get("accept")
-    if not accept:
-        return Accepts(True, True)
+    return _parse_accept(accept) if accept else Accepts(True, True)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_accept(accept: str) -> Accepts:
+    """The media types an Accept value allows (clients send one of a few values: each parsed once)."""
     types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
     anything = "*/*" in types
     return Accepts(

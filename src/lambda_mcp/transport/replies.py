@@ -13,6 +13,9 @@ from ..protocol import jsonrpc
 from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, UNAVAILABLE
 from . import sse
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""`json.dumps(..., separators=...)` builds an encoder per call: one, built once."""
+
 
 class JsonReply(Response):
     """A JSON response with its raw headers built directly (every answer is one: Starlette's generic
@@ -31,7 +34,7 @@ class JsonReply(Response):
 
 
 def json_reply(message: dict[str, Any] | None, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
+    body = b"" if message is None else _COMPACT.encode(message).encode()
     if status == 503:  # every 503 says when to retry
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS), **(headers or {})}
     return JsonReply(body, status, headers)

@@ -4,6 +4,7 @@ list on every lookup (the endpoint reads about ten headers per request)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -14,11 +15,11 @@ class FastHeaders(Headers):
     """Starlette `Headers` (raw list, `getlist`, ...) whose single-value lookups are dict lookups; the first
     value of a repeated header wins, as in `Headers`."""
 
-    def __init__(self, scope: Any) -> None:
-        super().__init__(scope=scope)
+    def __init__(self, scope: Any) -> None:  # what `Headers(scope=scope)` does, and the dict
+        self._list = scope["headers"] = list(scope["headers"])
         self._first: dict[str, str] = {}
-        for key, value in self._list:
-            self._first.setdefault(key.decode("latin-1"), value.decode("latin-1"))
+        for key, value in reversed(self._list):
+            self._first[key.decode("latin-1")] = value.decode("latin-1")
 
     def __getitem__(self, key: str) -> str:
         return self._first[key.lower()]
@@ -37,8 +38,6 @@ class McpRequest(Request):
     body_bytes = 0
     """The size of the body the front read (0 until then)."""
 
-    @property
-    def headers(self) -> Headers:
-        if not hasattr(self, "_headers"):
-            self._headers = FastHeaders(self.scope)
-        return self._headers
+    @cached_property
+    def headers(self) -> Headers:  # computed once per request, as Starlette does
+        return FastHeaders(self.scope)

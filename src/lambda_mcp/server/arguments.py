@@ -1,0 +1,158 @@
+"""Tool arguments: validate a call's arguments and describe them as JSON Schema.
+
+A signature of plain parameters (`int`, `float`, `str`, `bool`, `X | None`, unannotated) is handled
+here without pydantic, which keeps pydantic's import (about 50 ms) off the cold path of most apps:
+its schema is built by hand in pydantic's exact shape, and arguments that are already of the declared
+JSON type pass straight through. Any other value (a string for an `int`, a missing required argument)
+goes to the pydantic model, built on first need, so coercions and error messages are pydantic's in
+every case. Any other signature uses the pydantic model from the start.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+_JSON_TYPES: dict[Any, str] = {int: "integer", float: "number", str: "string", bool: "boolean"}
+_FLOAT_EXACT = 2**53  # ints a float holds exactly: pydantic's float(value) gives the same number
+
+
+class InvalidArguments(Exception):
+    """The arguments do not fit the signature; the message names each field and what is wrong."""
+
+
+@dataclass(frozen=True)
+class _Plain:
+    name: str
+    kind: Any  # int, float, str, bool, or Any
+    optional: bool  # `X | None`
+    required: bool
+    default: Any
+
+
+class Arguments:
+    """A handler's parameters (less its context): `schema` for listing, `validate` for calling."""
+
+    def __init__(self, fn: Callable[..., Any], hints: dict[str, Any], skip: str | None) -> None:
+        self._fn, self._hints, self._skip = fn, hints, skip
+        self._model: type[BaseModel] | None = None
+        self._plain = _plain_parameters(fn, hints, skip)
+        self.schema = _plain_schema(self._plain) if self._plain is not None else _model_schema(self.model())
+
+    @property
+    def plain(self) -> bool:
+        """True when calls with well-typed arguments never need pydantic."""
+        return self._plain is not None
+
+    def model(self) -> type[BaseModel]:
+        """The pydantic model of the parameters, built once on first need."""
+        if self._model is None:
+            from . import _signature
+
+            self._model = _signature.arguments_model(self._fn, self._skip)
+        return self._model
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Keyword arguments for the handler, or `InvalidArguments`."""
+        if self._plain is not None:
+            kwargs = _pass_through(self._plain, arguments)
+            if kwargs is not None:
+                return kwargs
+        from pydantic import ValidationError
+
+        model = self.model()
+        try:
+            instance = model.model_validate(arguments)
+        except ValidationError as exc:
+            raise InvalidArguments(_brief(exc)) from None
+        return {name: getattr(instance, name) for name in model.model_fields}
+
+
+def _plain_parameters(fn: Callable[..., Any], hints: dict[str, Any], skip: str | None) -> tuple[_Plain, ...] | None:
+    plain: list[_Plain] = []
+    for name, param in inspect.signature(fn).parameters.items():
+        if name == skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        kind, optional = _plain_kind(hints.get(name, Any))
+        if kind is None:
+            return None
+        required = param.default is inspect.Parameter.empty
+        default = None if required else param.default
+        if not required and not _fits(kind, optional, default):
+            return None  # pydantic shows such a default as given: keep its schema exact
+        plain.append(_Plain(name, kind, optional, required, default))
+    return tuple(plain)
+
+
+def _plain_kind(hint: Any) -> tuple[Any, bool]:
+    if hint is Any or hint in _JSON_TYPES:
+        return hint, False
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        members = typing.get_args(hint)
+        if len(members) == 2 and type(None) in members:
+            (kind,) = (m for m in members if m is not type(None))
+            if kind in _JSON_TYPES:
+                return kind, True
+    return None, False
+
+
+def _fits(kind: Any, optional: bool, value: Any) -> bool:
+    if value is None:
+        return optional or kind is Any
+    return kind is Any or type(value) is kind
+
+
+def _pass_through(plain: tuple[_Plain, ...], arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The keyword arguments when every value is already what pydantic would return; else None."""
+    kwargs: dict[str, Any] = {}
+    for p in plain:
+        if p.name not in arguments:
+            if p.required:
+                return None
+            kwargs[p.name] = p.default
+            continue
+        value = arguments[p.name]
+        if p.kind is float and type(value) is int and -_FLOAT_EXACT <= value <= _FLOAT_EXACT:
+            value = float(value)
+        elif not _fits(p.kind, p.optional, value):
+            return None
+        kwargs[p.name] = value
+    return kwargs
+
+
+def _plain_schema(plain: tuple[_Plain, ...]) -> dict[str, Any]:
+    """What pydantic's `model_json_schema()` gives for these fields (less the model title)."""
+    properties: dict[str, Any] = {}
+    for p in plain:
+        prop: dict[str, Any] = {}
+        if p.kind is not Any:
+            json_type = {"type": _JSON_TYPES[p.kind]}
+            prop = {"anyOf": [json_type, {"type": "null"}]} if p.optional else json_type
+        if not p.required:
+            prop["default"] = p.default
+        prop["title"] = p.name.title().replace("_", " ").strip()
+        properties[p.name] = prop
+    schema: dict[str, Any] = {"properties": properties}
+    required = [p.name for p in plain if p.required]
+    if required:
+        schema["required"] = required
+    schema["type"] = "object"
+    return schema
+
+
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors())
