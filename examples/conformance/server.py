@@ -120,9 +120,7 @@ async def test_sampling(
 ) -> str:
     """Tests server-initiated sampling (LLM completion request)"""
     result = await ctx.sample(prompt, max_tokens=100)
-    content = result.get("content")
-    text = content.get("text") if isinstance(content, dict) else None
-    return f"LLM response: {text or 'No response'}"
+    return f"LLM response: {result.text or 'No response'}"
 
 
 @app.tool()
@@ -294,8 +292,7 @@ async def test_input_required_result_elicitation(ctx: Context) -> str:
 async def test_input_required_result_sampling(ctx: Context) -> str:
     """MRTR: returns InputRequiredResult with sampling request"""
     answer = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
-    content = answer.get("content")
-    return f"Sampling result: {content.get('text') if isinstance(content, dict) else 'no response'}"
+    return f"Sampling result: {answer.text or 'no response'}"
 
 
 @app.tool()

@@ -9,7 +9,7 @@ app = MCPApp("weather", version="1.0.0")
 from .protocol.errors import MCPError
 from .server.app import MCPApp
 from .server.context import CancelledByClient, ClientError, Context
-from .server.tools import ToolError
+from .server.errors import ToolError
 
 __all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
 

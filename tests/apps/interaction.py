@@ -21,7 +21,7 @@ async def survey(ctx: Context) -> str:
     sampled = await ctx.sample("Say hi", key="hi")
     await ctx.report_progress(3, 3)
     name = (answer.get("content") or {}).get("name")
-    return f"{answer['action']}:{name}|{sampled['content']['text']}"
+    return f"{answer['action']}:{name}|{sampled.text}"
 
 
 @app.tool()

@@ -84,7 +84,7 @@ def test_the_generated_tests_pass(demo: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 passed" in done.stdout
+    assert "4 passed" in done.stdout
 
 
 @pytest.mark.parametrize(

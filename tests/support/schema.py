@@ -64,8 +64,13 @@ LEGACY_TASK_RESULT_TYPES = {
 }
 
 
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+
+
 @cache
 def _document(version: str) -> dict[str, Any]:
+    if version == APPS_EXTENSION:
+        return json.loads((SCHEMAS / "ext-apps-schema.json").read_text())
     name = "ext-tasks-schema.json" if version == TASKS_EXTENSION else f"schema-{version}.json"
     return json.loads((SCHEMAS / name).read_text())
 

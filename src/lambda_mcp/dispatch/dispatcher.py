@@ -8,7 +8,6 @@ unexpected becomes -32603 without internals, and a request the client cancelled 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -33,14 +32,13 @@ from ..protocol.limits import (
     MAX_CLIENT_DATA_BYTES,
     MAX_SUBSCRIBED_URI_CHARS,
     MAX_SUBSCRIPTIONS,
-    MAX_URI_CHARS,
 )
 from ..protocol.names import LEGACY_TASKS_CAPABILITY, LOG_LEVELS, META_SERVER_INFO, TASKS_EXTENSION
 from ..server.app import MCPApp
 from ..server.context import CallSuspended, CancelledByClient, Context, InputRequired
-from ..server.prompts import Prompt
-from ..server.resources import Resource
-from ..server.tools import Tool
+from ..server.errors import ToolError
+from ..server.middleware import Request, through
+from ..server.tools import error_result
 from ..storage.errors import LimitExceeded, StorageUnavailable
 from ..storage.ports import CallStore, SessionStore
 from ..storage.records import SessionRecord
@@ -48,6 +46,7 @@ from ..tasks.execution import SubmitFailed
 from ..tasks.runtime import TaskRuntime
 from .context import Answer, Channel, Handler, RequestContext, WaitInterrupted
 from .pagination import page
+from .params import session_of, string_of, uri_of, visible, within
 from .runner import HandlerRunner, TaskStarted
 from .tasks import TaskMethods, declares_tasks, legacy_tasks_enabled, tasks_extension_required
 
@@ -122,10 +121,7 @@ class Dispatcher:
         session_id = request.session.session_id if request.session is not None else None
         note(mcp_method=message.method, protocol_version=request.version, session_id=session_id)
         try:
-            if message.method == "initialize" and request.era == "legacy":
-                result, opened = await self._initialize(message.params or {}, request)
-            else:
-                result = await self._route(message, request, channel)
+            result, opened = await self._served(message.method, message.params or {}, request, channel)
         except MCPError as exc:
             note(jsonrpc_error=exc.code)
             status = exc.http_status or (modern_http_status(exc.code) if request.era == "modern" else 200)
@@ -150,21 +146,52 @@ class Dispatcher:
             return Answer(None)
         return Answer(jsonrpc.result_message(message.id, result), 200, opened)
 
-    async def _route(self, message: Message, request: RequestContext, channel: Channel) -> dict[str, Any]:
+    async def _served(
+        self, method: str, params: dict[str, Any], request: RequestContext, channel: Channel
+    ) -> tuple[dict[str, Any], SessionRecord | None]:
+        """The method's result (through the app's middlewares, if any) and the session `initialize` opened."""
+        legacy_initialize = method == "initialize" and request.era == "legacy"
+        if not self.app.middlewares:
+            if legacy_initialize:
+                return await self._initialize(params, request)
+            return await self._route(method, params, request, channel), None
+        opened: SessionRecord | None = None
+
+        async def endpoint(current: Request) -> dict[str, Any]:
+            nonlocal opened
+            if legacy_initialize:
+                result, opened = await self._initialize(current.params, request)
+                return result
+            return await self._route(method, current.params, request, channel)
+
+        session = request.session.session_id if request.session is not None else None
+        state = await self.app.lifespans.state()
+        seen = Request(
+            method, params, request.principal, request.era, request.version, session, None, request.scopes, state
+        )
+        try:
+            return await through(self.app.middlewares, seen, endpoint), opened
+        except ToolError as exc:  # a middleware's refusal, meant for the user
+            if method == "tools/call":
+                return shaping.tool_result(error_result(str(exc)), request.version), opened
+            raise MCPError(INTERNAL_ERROR, str(exc)) from None
+
+    async def _route(
+        self, method: str, params: dict[str, Any], request: RequestContext, channel: Channel
+    ) -> dict[str, Any]:
         table = self._modern if request.era == "modern" else self._legacy
-        handler = table.get(message.method)
-        needs = _NEEDS.get(message.method)
-        if handler is None or (needs is not None and needs not in self.app.capabilities()):
-            raise method_not_found(message.method)
-        params = message.params or {}
+        handler = table.get(method)
+        needs = _NEEDS.get(method)
+        if handler is None or (needs is not None and not self.app.serves(needs)):
+            raise method_not_found(method)
         result = await handler(params, request, channel)
         if request.era == "modern":
             result.setdefault("resultType", "complete")
             result.setdefault("_meta", {})[META_SERVER_INFO] = self.app.server_info()
-            if message.method in CACHEABLE and result["resultType"] == "complete":
+            if method in CACHEABLE and result["resultType"] == "complete":
                 retried = "inputResponses" in params or "requestState" in params
                 result.setdefault("ttlMs", 0 if retried else self.app.list_ttl_ms)
-                result.setdefault("cacheScope", "private" if message.method == "resources/read" else "public")
+                result.setdefault("cacheScope", "public")
         return result
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -174,7 +201,7 @@ class Dispatcher:
             "capabilities": self.app.capabilities(),
         }
         if self.task_methods is not None:
-            result["capabilities"]["extensions"] = {TASKS_EXTENSION: {}}
+            result["capabilities"].setdefault("extensions", {})[TASKS_EXTENSION] = {}
         if self.app.instructions:
             result["instructions"] = self.app.instructions
         return result
@@ -186,7 +213,7 @@ class Dispatcher:
         client_info = params.get("clientInfo", {})
         if not isinstance(capabilities, dict) or not isinstance(client_info, dict):
             raise invalid_params("initialize needs capabilities and clientInfo objects")
-        if not _within([capabilities, client_info], MAX_CLIENT_DATA_BYTES, request):
+        if not within([capabilities, client_info], MAX_CLIENT_DATA_BYTES, request):
             raise invalid_params(f"capabilities and clientInfo take more than {MAX_CLIENT_DATA_BYTES} bytes")
         version = versions.negotiate_legacy(params.get("protocolVersion"))
         now = self.clock()
@@ -220,25 +247,25 @@ class Dispatcher:
         level = params.get("level")
         if level not in LOG_LEVELS:
             raise invalid_params(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-        session = _session(request)
+        session = session_of(request)
         await self.sessions.set_log_level(session.session_id, str(level))
         session.log_level = str(level)  # later members of the same 2025-03-26 batch see it
         return {}
 
     async def _subscribe(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        uri = _uri(params)
+        uri = uri_of(params)
         if len(uri) > MAX_SUBSCRIBED_URI_CHARS:
             raise invalid_params(f"A session subscribes to URIs of at most {MAX_SUBSCRIBED_URI_CHARS} characters")
         if not await self.app.may_subscribe(uri, request.principal):
             raise invalid_params(f"Not allowed to subscribe to {uri}", {"uri": uri})
         try:
-            await self.sessions.subscribe(_session(request).session_id, uri, True, limit=MAX_SUBSCRIPTIONS)
+            await self.sessions.subscribe(session_of(request).session_id, uri, True, limit=MAX_SUBSCRIPTIONS)
         except LimitExceeded:
             raise invalid_params(f"A session may hold at most {MAX_SUBSCRIPTIONS} subscriptions") from None
         return {}
 
     async def _unsubscribe(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        await self.sessions.subscribe(_session(request).session_id, _uri(params), False)
+        await self.sessions.subscribe(session_of(request).session_id, uri_of(params), False)
         return {}
 
     # -- lists ----------------------------------------------------------------------------
@@ -250,35 +277,35 @@ class Dispatcher:
         return result
 
     async def _tools_list(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        tools = [shaping.tool(t.definition, request.version) for t in _visible(self.app.tools, request)]
+        tools = [shaping.tool(t.definition, request.version) for t in visible(self.app.tools, request)]
         return self._page("tools", tools, params)
 
     async def _resources_list(
         self, params: dict[str, Any], request: RequestContext, channel: Channel
     ) -> dict[str, Any]:
-        items = [shaping.resource(r.definition, request.version) for r in _visible(self.app.resources, request)]
+        items = [shaping.resource(r.definition, request.version) for r in visible(self.app.resources, request)]
         return self._page("resources", items, params)
 
     async def _templates_list(
         self, params: dict[str, Any], request: RequestContext, channel: Channel
     ) -> dict[str, Any]:
-        items = [shaping.template(r.definition, request.version) for r in _visible(self.app.templates, request)]
+        items = [shaping.template(r.definition, request.version) for r in visible(self.app.templates, request)]
         return self._page("resourceTemplates", items, params)
 
     async def _prompts_list(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        items = [shaping.prompt(p.definition, request.version) for p in _visible(self.app.prompts, request)]
+        items = [shaping.prompt(p.definition, request.version) for p in visible(self.app.prompts, request)]
         return self._page("prompts", items, params)
 
     # -- calls that run user code ---------------------------------------------------------
     async def _tools_call(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        name = _string(params, "name")
+        name = string_of(params, "name")
         tool = self.app.tools.get(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}")
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise invalid_params("tools/call arguments must be an object")
-        if not _within(arguments, MAX_ARGUMENTS_BYTES, request):  # they may be stored (a task, a suspended call)
+        if not within(arguments, MAX_ARGUMENTS_BYTES, request):  # they may be stored (a task, a suspended call)
             raise invalid_params(f"tools/call arguments take more than {MAX_ARGUMENTS_BYTES} bytes")
         tasks = self.task_methods
         as_task = False
@@ -315,7 +342,7 @@ class Dispatcher:
         return augmented
 
     async def _prompts_get(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        name = _string(params, "name")
+        name = string_of(params, "name")
         prompt = self.app.prompts.get(name)
         if prompt is None:
             raise invalid_params(f"Unknown prompt: {name}")
@@ -330,7 +357,7 @@ class Dispatcher:
     async def _resources_read(
         self, params: dict[str, Any], request: RequestContext, channel: Channel
     ) -> dict[str, Any]:
-        uri = _uri(params)
+        uri = uri_of(params)
         found = self.app.resource_for(uri)
         if found is None:
             if request.era == "modern":
@@ -344,6 +371,10 @@ class Dispatcher:
         result = await self.runner.run("resources/read", params, request, channel, read)
         if "contents" in result:
             result["contents"] = shaping.contents(result["contents"], request.version)
+            if request.era == "modern":  # the resource's own cache hints (a retried read is never cached)
+                retried = "inputResponses" in params or "requestState" in params
+                result["ttlMs"] = 0 if retried else resource.ttl_ms
+                result["cacheScope"] = resource.cache_scope
         return result
 
     async def _complete(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
@@ -363,37 +394,3 @@ class Dispatcher:
             produced = handler(ref, argument, context or {})
             values = list(await produced if not isinstance(produced, list) else produced)
         return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
-
-
-def _visible(items: dict[str, Tool] | dict[str, Resource] | dict[str, Prompt], request: RequestContext) -> list[Any]:
-    """What lists show: the items the caller's scopes allow (everything when scopes are not enforced)."""
-    return [item for item in items.values() if request.scopes is None or item.scopes <= request.scopes]
-
-
-def _session(request: RequestContext) -> SessionRecord:
-    if request.session is None:
-        raise invalid_params("This method needs an initialized session")
-    return request.session
-
-
-def _uri(params: dict[str, Any]) -> str:
-    uri = _string(params, "uri")
-    if len(uri) > MAX_URI_CHARS:
-        raise invalid_params(f"A resource URI has at most {MAX_URI_CHARS} characters")
-    return uri
-
-
-def _within(value: Any, limit: int, request: RequestContext) -> bool:
-    """Whether `value` takes at most `limit` bytes as JSON: measured only when the body could be bigger."""
-    return 0 < request.body_bytes <= limit or _json_size(value) <= limit
-
-
-def _json_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), default=str))
-
-
-def _string(params: dict[str, Any], key: str) -> str:
-    value = params.get(key)
-    if not isinstance(value, str):
-        raise invalid_params(f'"{key}" must be a string')
-    return value

@@ -16,7 +16,7 @@ from typing import Any
 from ..protocol import jsonrpc
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 from ..server.context import CallSuspended, ClientError, InputRequired
-from ..server.tools import ToolError
+from ..server.errors import ToolError
 from .context import Ask, Resumption, Send
 
 _CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}

@@ -22,6 +22,9 @@ from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
 from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
 from ..server.app import MCPApp
 from ..server.context import CancelledByClient, Context, InputChannel, InputRequired, StartTask
+from ..server.errors import ToolError
+from ..server.middleware import Request, through
+from ..server.tools import Tool, error_result
 from ..storage.errors import StorageUnavailable
 from ..tasks.execution import Notify, Outcome
 from ..tasks.model import TaskRecord
@@ -107,6 +110,7 @@ class HandlerRunner:
             if emitted > already_sent:
                 await channel.send(jsonrpc.notification(method_name, notification_params))
 
+        state = await self.app.lifespans.state()
         ctx = Context(
             request_id=request.request_id,
             method=method,
@@ -125,6 +129,7 @@ class HandlerRunner:
             start_task=_task_starter(modern) if start_task else None,
             task_id=task.task_id if task is not None else None,
             sync_in_thread=self.sync_in_threads or task is not None,
+            state=state,
         )
         try:
             return await body(ctx)
@@ -160,7 +165,6 @@ class HandlerRunner:
         tool = self.app.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return Outcome("failed", error=invalid_params(f"Unknown tool: {name}").to_error())
-        arguments = record.params.get("arguments") or {}
         request = RequestContext(
             era=record.wire,
             version=record.protocol_version or "",
@@ -171,9 +175,7 @@ class HandlerRunner:
         )
         channel = Channel(send=notify, is_cancelled=is_cancelled)
         try:
-            result = await self.run(
-                "tools/call", record.params, request, channel, lambda ctx: tool.run(arguments, ctx), task=record
-            )
+            result = await self._run_task(tool, record, request, channel)
         except InputRequired as suspension:
             return Outcome("input_required", input_requests=suspension.requests)
         except CancelledByClient:
@@ -191,6 +193,36 @@ class HandlerRunner:
         elif shaped.get("isError") is True:  # 2025-11-25: a tool error fails the task (tasks/result returns it)
             return Outcome("failed", result=shaped)
         return Outcome("completed", result=shaped)
+
+    async def _run_task(
+        self, tool: Tool, record: TaskRecord, request: RequestContext, channel: Channel
+    ) -> dict[str, Any]:
+        """The task's tool run, through the app's middlewares (a refusal's `ToolError` is the tool's error)."""
+
+        async def run(seen: Request) -> dict[str, Any]:
+            arguments = seen.params.get("arguments") or {}
+            return await self.run(
+                "tools/call", seen.params, request, channel, lambda ctx: tool.run(arguments, ctx), task=record
+            )
+
+        state = await self.app.lifespans.state()
+        seen = Request(
+            "tools/call",
+            record.params,
+            request.principal,
+            record.wire,
+            request.version,
+            record.session_id,
+            record.task_id,
+            request.scopes,
+            state,
+        )
+        if not self.app.middlewares:
+            return await run(seen)
+        try:
+            return await through(self.app.middlewares, seen, run)
+        except ToolError as exc:
+            return error_result(str(exc))
 
 
 def _task_starter(inputs: ModernInput | None) -> Callable[[], Awaitable[None]]:

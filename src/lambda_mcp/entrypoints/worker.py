@@ -10,12 +10,14 @@ from typing import Any
 
 from ..worker import handle_event
 from ._kit import lambda_kit, lambda_observer
+from ._loop import start_lifespan
 
 kit = lambda_kit()
 if kit.tasks is None:
     raise RuntimeError("the task worker needs LAMBDA_MCP_TASK_QUEUE_URL (and LAMBDA_MCP_TABLE_NAME) to be set")
 _runtime = kit.tasks
 _observer = lambda_observer()
+start_lifespan(kit.app.lifespans)
 
 
 def handler(event: dict[str, Any], context: Any) -> Any:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, TypeVar
 
+from . import apps
 from .changes import ChangeFeed
+from .lifespan import Lifespan, LifespanFunction
+from .middleware import Middleware
 from .prompts import Prompt, build_prompt
 from .resources import Resource, build_resource
 from .tools import Tool, build_tool
 
 F = TypeVar("F", bound=Callable[..., Any])
+L = TypeVar("L", bound=LifespanFunction)
+M = TypeVar("M", bound=Middleware)
 CompletionHandler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Awaitable[list[str]] | list[str]]
 
 
@@ -57,6 +62,9 @@ class MCPApp:
         self.completion_handler: CompletionHandler | None = None
         self.changes = ChangeFeed()
         self._subscription_filter: Callable[[str, str | None], bool | Awaitable[bool]] | None = None
+        self.lifespans = Lifespan(self)
+        """The app's lifespan, entered once per execution environment (`@app.lifespan`)."""
+        self.middlewares: list[Middleware] = []
 
     # -- decorators -----------------------------------------------------------------------
     def tool(
@@ -75,6 +83,8 @@ class MCPApp:
         task_support: Literal["forbidden", "optional", "required"] | None = None,
         defer_task: bool = False,
         scopes: Iterable[str] = (),
+        ui: str | None = None,
+        ui_visibility: Sequence[Literal["model", "app"]] | None = None,
     ) -> Callable[[F], F]:
         """Register a tool. The input schema comes from the type hints unless `input_schema` is given
         (then it is served exactly as written and arguments are passed through unvalidated).
@@ -86,9 +96,14 @@ class MCPApp:
 
         `scopes`: OAuth scopes a caller's token must grant to see and call the tool (auth `jwt` or
         `gateway`); a call without them is answered 403 `insufficient_scope`.
+
+        `ui`: the `ui://` resource (`@app.ui_resource`) an MCP Apps host renders for the tool's results;
+        `ui_visibility`: who may call it, `["model", "app"]` by default (`["app"]`: only the UI).
         """
         if task_support is not None:
             execution = {**(execution or {}), "taskSupport": task_support}
+        if ui is not None:
+            meta = {**(meta or {}), **apps.tool_meta(ui, ui_visibility)}
 
         def register(fn: F) -> F:
             tool = build_tool(
@@ -124,9 +139,17 @@ class MCPApp:
         size: int | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        ttl_ms: int = 0,
+        cache_scope: Literal["private", "public"] = "private",
     ) -> Callable[[F], F]:
         """Register a resource at `uri`, or a URI template when `uri` contains `{var}` parts. `scopes`:
-        OAuth scopes a caller needs to see, read and subscribe to it."""
+        OAuth scopes a caller needs to see, read and subscribe to it.
+
+        `ttl_ms` and `cache_scope`: how long a 2026 client may reuse a read of it, and whether that
+        copy may serve other users (`public`) or only this one (`private`). Reads are not cached
+        (`ttl_ms=0`) unless the resource says so; lists are, for the app's `list_ttl_ms`."""
+        if ttl_ms < 0 or cache_scope not in ("private", "public"):
+            raise ValueError("ttl_ms must be >= 0 and cache_scope 'private' or 'public'")
 
         def register(fn: F) -> F:
             resource = build_resource(
@@ -142,7 +165,44 @@ class MCPApp:
                 meta=meta,
             )
             resource.scopes = frozenset(scopes)
+            resource.ttl_ms, resource.cache_scope = ttl_ms, cache_scope
             (self.templates if resource.is_template else self.resources)[uri] = resource
+            return fn
+
+        return register
+
+    def ui_resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: dict[str, list[str]] | None = None,
+        permissions: Iterable[str] = (),
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        ttl_ms: int = 0,
+        scopes: Iterable[str] = (),
+    ) -> Callable[[F], F]:
+        """Register an MCP App's HTML (`text/html;profile=mcp-app`) at a `ui://` URI: the function returns
+        the HTML document. `csp` (`connectDomains`, `resourceDomains`, `frameDomains`,
+        `baseUriDomains`), `permissions` (`camera`, `microphone`, `geolocation`, `clipboardWrite`),
+        `domain` and `prefers_border` go to the host in the content's `_meta.ui`."""
+        content_meta = apps.resource_meta(uri, csp, permissions, domain, prefers_border)
+
+        def register(fn: F) -> F:
+            self.resource(
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=apps.MIME_TYPE,
+                scopes=scopes,
+                ttl_ms=ttl_ms,
+                meta=content_meta,
+            )(fn)
+            self.resources[uri].content_meta = content_meta
             return fn
 
         return register
@@ -203,6 +263,30 @@ class MCPApp:
         allowed = self._subscription_filter(uri, principal)
         return bool(await allowed if inspect.isawaitable(allowed) else allowed)
 
+    def lifespan(self, function: L) -> L:
+        """Register the app's process-wide resources: an async context manager function of the app (or an
+        async generator function, made into one) whose yielded value handlers read as `ctx.state`.
+
+        ```python
+        @app.lifespan
+        async def resources(app: MCPApp) -> AsyncIterator[dict[str, Any]]:
+            async with httpx.AsyncClient() as http:
+                yield {"http": http}
+        ```
+
+        It runs once per execution environment: at cold start in Lambda (then every warm invocation
+        reuses it), once per process in `lambda-mcp dev`, for each `async with Client(app)` in tests;
+        never per request. Its clean-up runs at dev shutdown and at the end of the test client's block;
+        in Lambda only when the runtime gets SIGTERM (see docs/guide.md, "Process-wide resources")."""
+        self.lifespans.register(function)
+        return function
+
+    def middleware(self, function: M) -> M:
+        """Register `async fn(request, call_next) -> result` around every request (see `server/middleware.py`);
+        the first registered runs outermost."""
+        self.middlewares.append(function)
+        return function
+
     # -- change notifications -------------------------------------------------------------
     async def notify_list_changed(self, kind: str) -> None:
         """Announce that the `tools`, `prompts` or `resources` list changed."""
@@ -250,6 +334,14 @@ class MCPApp:
         return None
 
     # -- what the server advertises -------------------------------------------------------
+    def serves(self, kind: str) -> bool:
+        """Whether the app has any `tools`, `resources` (or templates) or `prompts` (per request: cheap)."""
+        if kind == "tools":
+            return bool(self.tools)
+        if kind == "resources":
+            return bool(self.resources or self.templates)
+        return bool(self.prompts)
+
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"logging": {}, "completions": {}}
         if self.tools:
@@ -258,6 +350,8 @@ class MCPApp:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts:
             caps["prompts"] = {"listChanged": True}
+        if apps.uses_apps(self.tools.values(), self.resources.values()):
+            caps["extensions"] = {apps.EXTENSION: {}}
         return caps
 
     def server_info(self) -> dict[str, Any]:

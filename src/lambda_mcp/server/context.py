@@ -10,11 +10,15 @@ more than once; its notifications are delivered once.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, overload
 
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, MCPError
 from ..protocol.names import LOG_LEVELS
+from .elicitation import Elicitation, form_for
+from .sampling import Sampled, sampling_params
+
+T = TypeVar("T")
 
 
 class Suspension(BaseException):  # noqa: N818 (a control-flow signal, like asyncio.CancelledError)
@@ -85,6 +89,7 @@ class Context:
         task_id: str | None = None,
         scopes: frozenset[str] | None = None,
         sync_in_thread: bool = False,
+        state: Any = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -106,6 +111,8 @@ class Context:
         self.task_id = task_id
         """The task this call runs as (on the worker), else None."""
         self._last_progress: float | None = None
+        self.state = state
+        """What the app's lifespan yielded (`@app.lifespan`), shared by every request of this process."""
         self.sync_in_thread = sync_in_thread
         """Whether a sync handler runs in a worker thread (the streaming server and the task worker, where
         requests run concurrently), or on the event loop (a Lambda invocation serves one request)."""
@@ -172,11 +179,23 @@ class Context:
         """
         return await self._input.ask(requests)
 
-    async def elicit(self, message: str, schema: dict[str, Any], *, key: str = "elicit") -> dict[str, Any]:
-        """Ask the user for form input; returns the `ElicitResult` (`action`, `content`)."""
-        params = {"message": message, "requestedSchema": schema}
+    @overload
+    async def elicit(self, message: str, schema: dict[str, Any], *, key: str = "elicit") -> dict[str, Any]: ...
+    @overload
+    async def elicit(self, message: str, schema: type[T], *, key: str = "elicit") -> Elicitation[T]: ...
+    @overload
+    async def elicit(self, message: str, schema: Any, *, key: str = "elicit") -> Elicitation[Any]: ...
+    async def elicit(self, message: str, schema: Any, *, key: str = "elicit") -> Any:
+        """Ask the user for form input.
+
+        With a type (a pydantic model, a dataclass, `bool`/`str`/`int`/`float`, a `Literal` or an `Enum`
+        of strings) the form is derived from it and the answer is an `Elicitation`: `.action`, and
+        `.data`, the validated instance, on accept. With a JSON Schema dict the answer is the raw
+        `ElicitResult` dict (`action`, `content`)."""
+        form = None if isinstance(schema, dict) else form_for(schema)
+        params = {"message": message, "requestedSchema": schema if form is None else form.schema}
         answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
-        return answer
+        return answer if form is None else form.answer(answer)
 
     async def elicit_url(
         self, message: str, url: str, *, key: str = "elicit_url", elicitation_id: str | None = None
@@ -222,18 +241,37 @@ class Context:
 
     async def sample(
         self,
-        messages: str | list[dict[str, Any]],
+        messages: str | Sequence[dict[str, Any]],
         *,
         max_tokens: int = 256,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        model_preferences: dict[str, Any] | Sequence[str] | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
         key: str = "sample",
         **options: Any,
-    ) -> dict[str, Any]:
-        """Ask the client's model for a completion; returns the `CreateMessageResult`."""
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
-        params = {"messages": messages, "maxTokens": max_tokens, **options}
+    ) -> Sampled:
+        """Ask the client's model for a completion: `.text`, `.model`, `.stop_reason`, `.content`.
+
+        `messages` may be one user text. `model_preferences` is a `ModelPreferences` dict or a list of
+        model name hints. `tools` and `tool_choice` need a 2025-11-25 or 2026 client that declared
+        `sampling.tools` (else the tool fails with a clear error); other `options` go into the params
+        as they are (`includeContext`, `metadata`)."""
+        params = sampling_params(
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            model_preferences=model_preferences,
+            stop_sequences=stop_sequences,
+            tools=tools,
+            tool_choice=tool_choice,
+            options=options,
+        )
         answer: dict[str, Any] = (await self.ask({key: {"method": "sampling/createMessage", "params": params}}))[key]
-        return answer
+        return Sampled.of(answer)
 
     async def list_roots(self, *, key: str = "roots") -> list[dict[str, Any]]:
         """The client's roots (`[{"uri": "file://...", "name": ...}]`)."""

@@ -6,7 +6,7 @@ import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from . import _signature
 from ._models import loaded_wire_types
@@ -26,6 +26,12 @@ class Resource:
     mime_type: str | None = None
     scopes: frozenset[str] = frozenset()
     """OAuth scopes a caller needs to see, read and subscribe to it."""
+    ttl_ms: int = 0
+    """2026 `resources/read` cache hint: how long a client may reuse a read (0: not cached)."""
+    cache_scope: Literal["private", "public"] = "private"
+    """Whether a cached read may be shared between users (`public`) or only reused by this one."""
+    content_meta: dict[str, Any] | None = None
+    """`_meta` of each content item the kit builds (an MCP App's `ui` settings)."""
 
     @property
     def is_template(self) -> bool:
@@ -63,6 +69,8 @@ class Resource:
     def _with_mime(self, content: dict[str, Any]) -> dict[str, Any]:
         if self.mime_type:
             content["mimeType"] = self.mime_type
+        if self.content_meta:
+            content["_meta"] = self.content_meta
         return content
 
 

@@ -18,17 +18,12 @@ from . import _signature
 from ._models import loaded_pydantic, loaded_wire_types
 from .arguments import Arguments, InvalidArguments
 from .context import Context
+from .errors import ToolError
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 logger = logging.getLogger("lambda_mcp")
-
-
-class ToolError(Exception):
-    """Raise it from a tool to fail the call with a message meant for the user: the client gets it as
-    the text of an `isError` result. Any other exception is logged with its traceback, and the client
-    gets only a generic message with a reference id (tracebacks and internal details stay in the logs)."""
 
 
 @dataclass

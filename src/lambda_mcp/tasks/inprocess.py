@@ -20,6 +20,13 @@ class InProcessExecutor:
         self._running[task_id] = task
         task.add_done_callback(lambda _: self._running.pop(task_id, None))
 
+    async def close(self) -> None:
+        """Cancel the runs still going (a test client's end) and wait for them to stop."""
+        running = list(self._running.values())
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
     def cancel(self, task_id: str) -> None:
         running = self._running.get(task_id)
         if running is not None:

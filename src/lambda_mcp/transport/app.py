@@ -19,6 +19,7 @@ from .cors import Cors
 
 if TYPE_CHECKING:
     from ..kit import Kit
+    from ..server.lifespan import Lifespan
 
 
 async def _health(request: Request) -> JSONResponse:
@@ -28,8 +29,9 @@ async def _health(request: Request) -> JSONResponse:
 class McpApp:
     """`/mcp` to the endpoint; any other path (and lifespan events) to the app `others()` builds once."""
 
-    def __init__(self, mcp: ASGIApp, others: Callable[[], ASGIApp], path: str) -> None:
+    def __init__(self, mcp: ASGIApp, others: Callable[[], ASGIApp], path: str, lifespan: Lifespan) -> None:
         self.mcp = mcp
+        self.lifespan = lifespan
         self._build_others = others
         self._others: ASGIApp | None = None
         self.path = path
@@ -41,9 +43,28 @@ class McpApp:
             if (path[len(root) :] if root and path.startswith(root) else path) == self.path:
                 await self.mcp(scope, receive, send)
                 return
+        elif scope["type"] == "lifespan":
+            await self._serve_lifespan(receive, send)
+            return
         if self._others is None:
             self._others = self._build_others()
         await self._others(scope, receive, send)
+
+    async def _serve_lifespan(self, receive: Receive, send: Send) -> None:
+        """A server's start-up enters the app's lifespan, its shutdown leaves it (`lambda-mcp dev`)."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.lifespan.start()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": f"the app's lifespan failed: {exc!r}"})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.lifespan.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
 
 def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
@@ -67,4 +88,4 @@ def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
         )
         return Cors(app, origins)
 
-    return McpApp(Cors(kit.endpoint, origins) if origins else kit.endpoint, others, path)
+    return McpApp(Cors(kit.endpoint, origins) if origins else kit.endpoint, others, path, kit.app.lifespans)

@@ -40,6 +40,28 @@ def decode(value: str) -> str:
         raise mismatch("Header value has invalid Base64 encoding") from None
 
 
+def encode(value: str) -> str:
+    """A header value as a client sends it: as is when printable ASCII, else `=?base64?...?=`."""
+    if value.isascii() and not _CONTROL.search(value) and value == value.strip():
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
+
+
+def client_headers(method: str, params: dict[str, Any], header_params: Mapping[str, str] | None) -> dict[str, str]:
+    """The metadata headers a 2026 client sends with a request (what `validate` checks)."""
+    headers = {"mcp-method": encode(method)}
+    name_key = _NAMED.get(method) or ("taskId" if method in _TASK_METHODS else None)
+    if name_key is not None and isinstance(params.get(name_key), str):
+        headers["mcp-name"] = encode(params[name_key])
+    raw = params.get("arguments")
+    arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for header, argument in (header_params or {}).items():
+        text = _as_header_text(arguments.get(argument))
+        if text is not None:
+            headers[f"mcp-param-{header}"] = encode(text)
+    return headers
+
+
 def _as_header_text(value: Any) -> str | None:
     if value is None:
         return None

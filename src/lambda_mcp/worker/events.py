@@ -8,12 +8,12 @@ mapping deletes the rest). A record raises only when storage fails; a tool's own
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from typing import Any, Protocol
 
 from ..observe.invocation import Invocation, invocation, note
+from ..runloop import run
 from ..server.changes import publishing_to
 from ..storage.ports import ChangeLog
 from ..tasks.runtime import TaskRuntime
@@ -58,7 +58,7 @@ def _handle(
     cold = report.take_cold_start() if report is not None else False
     if is_scheduled(event):
         with invocation(getattr(context, "aws_request_id", None), cold_start=cold) as sweep:
-            counts = asyncio.run(runtime.sweep())
+            counts = run(runtime.sweep())  # the thread's loop, not a new one: lifespan resources live there
             if report is not None:
                 report.write(sweep, "sweep", **counts)
         return counts

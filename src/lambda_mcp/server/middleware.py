@@ -1,0 +1,65 @@
+"""Middleware: app functions around every request, for audit, rate limits or tenancy rules.
+
+```python
+@app.middleware
+async def audit(request: Request, call_next: CallNext) -> dict[str, Any]:
+    result = await call_next(request)
+    print(request.method, request.principal)
+    return result
+```
+
+Each gets the `Request` (method, params, principal, era, ...) and `call_next`, which runs the next
+middleware and finally the method; it returns the method's result, or raises `MCPError` to answer a
+JSON-RPC error instead (a `ToolError` from a `tools/call` middleware becomes an `isError` result).
+Middlewares run in the order they were registered, the first outermost, on both eras, on the HTTP
+function and in the task worker (there `task_id` is set: the run of a task the HTTP function created,
+after the create went through them once). A call that asks the client for input runs again with the
+answers (2026 MRTR rounds, buffered legacy resumptions), and each run goes through the middlewares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as middleware sees it. `params` is the request's own dict: treat it as read-only,
+    or pass `dataclasses.replace(request, params=...)` to `call_next`."""
+
+    method: str
+    params: dict[str, Any]
+    principal: str | None
+    """Who is calling (`<issuer>#<subject>`, an IAM ARN, ...); None when auth is `none`."""
+    era: Literal["legacy", "modern"]
+    """`legacy` (sessions: 2025-03-26 ... 2025-11-25) or `modern` (2026-07-28, stateless)."""
+    protocol_version: str
+    session_id: str | None = None
+    task_id: str | None = None
+    """Set when the worker runs a task (the `tools/call` that created it already passed)."""
+    scopes: frozenset[str] | None = None
+    state: Any = None
+    """What the app's lifespan yielded (as `ctx.state`)."""
+
+
+CallNext = Callable[[Request], Awaitable[dict[str, Any]]]
+Middleware = Callable[[Request, CallNext], Awaitable[dict[str, Any]]]
+
+
+async def through(middlewares: Sequence[Middleware], request: Request, endpoint: CallNext) -> dict[str, Any]:
+    """Run `request` through `middlewares` (first outermost) to `endpoint`."""
+    if not middlewares:
+        return await endpoint(request)
+
+    def link(index: int) -> CallNext:
+        if index == len(middlewares):
+            return endpoint
+
+        async def call(current: Request) -> dict[str, Any]:
+            return await middlewares[index](current, link(index + 1))
+
+        return call
+
+    return await link(0)(request)

@@ -1,0 +1,18 @@
+"""Test an app in process: `Client(app)` drives it through the kit's real HTTP endpoint and dispatch (no
+server, no socket), on the 2026-07-28 wire or a legacy revision, answering elicitation, sampling and
+roots with plain functions.
+
+```python
+from lambda_mcp.testing import Client
+
+async def test_forecast() -> None:  # with pytest's anyio plugin: @pytest.mark.anyio
+    async with Client(app) as client:
+        result = await client.call_tool("forecast", {"city": "Lisbon"})
+        assert not result.is_error and "Lisbon" in result.text
+```
+"""
+
+from .client import Client
+from .results import RequestFailed, ToolResult
+
+__all__ = ["Client", "RequestFailed", "ToolResult"]

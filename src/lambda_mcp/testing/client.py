@@ -1,0 +1,315 @@
+"""`Client`: drive an app in process through the kit's real HTTP endpoint and dispatch, on either era.
+
+The 2026-07-28 wire (the default) sends stateless requests and answers `InputRequiredResult` rounds
+with the handlers; a legacy revision opens a session and answers the server's requests on each call's
+SSE stream. Tasks run in this process, as under `lambda-mcp dev`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from types import TracebackType
+from typing import Any
+
+from ..config import Settings
+from ..kit import Kit, build_kit
+from ..protocol.names import TASKS_EXTENSION
+from ..server.app import MCPApp
+from ..transport.app import create_app
+from ..transport.headers import client_headers
+from ._asgi import Response, exchange
+from .results import RequestFailed, ToolResult
+
+MODERN = "2026-07-28"
+LEGACY = ("2025-03-26", "2025-06-18", "2025-11-25")
+ElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
+SamplingHandler = Callable[
+    [list[dict[str, Any]], dict[str, Any]], Awaitable[str | dict[str, Any]] | str | dict[str, Any]
+]
+MAX_ROUNDS = 16
+"""2026 input rounds one call may take before the client gives up (a handler that asks forever)."""
+
+
+class Client:
+    """A client of `app` in this process: `async with Client(app) as client: await client.call_tool(...)`.
+
+    - `protocol_version`: `2026-07-28` (stateless) or a legacy revision (a session is opened).
+    - `elicitation_handler(message, schema) -> dict`: the `ElicitResult` (`{"action": ...}`), or the
+      content of an accepted form. `sampling_handler(messages, params) -> str | dict`: the model's
+      text, or a `CreateMessageResult`. `roots`: the client's root URIs. Each declares its capability;
+      a handler may be sync or async, and an exception it raises goes to the server as an error.
+    - `tasks`: declare task support (the 2026 extension; the 2025-11-25 capability).
+    - `lifespan`: enter the app's lifespan for the block (as a server's start-up would).
+    """
+
+    def __init__(
+        self,
+        app: MCPApp,
+        *,
+        protocol_version: str = MODERN,
+        elicitation_handler: ElicitationHandler | None = None,
+        sampling_handler: SamplingHandler | None = None,
+        roots: Sequence[str | dict[str, Any]] | None = None,
+        tasks: bool = True,
+        capabilities: dict[str, Any] | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        if protocol_version != MODERN and protocol_version not in LEGACY:
+            raise ValueError(f"unknown protocol version {protocol_version!r}; use {MODERN} or one of {LEGACY}")
+        self.app = app
+        self.protocol_version = protocol_version
+        self.kit: Kit = build_kit(
+            app, settings or Settings(state_key=secrets.token_bytes(32)), streaming=True, local=True
+        )
+        self.asgi = create_app(self.kit)
+        self.on_elicit = elicitation_handler
+        self.on_sample = sampling_handler
+        self.roots = [{"uri": r} if isinstance(r, str) else dict(r) for r in roots] if roots is not None else None
+        self.capabilities = {**self._declared(tasks), **(capabilities or {})}
+        self.notifications: list[dict[str, Any]] = []
+        """Every notification the server sent (logs, progress, list changes), in order."""
+        self.session_id: str | None = None
+        self.server: dict[str, Any] = {}
+        """The `initialize` (legacy) or `server/discover` (2026) result."""
+        self._ids = 0
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version == MODERN
+
+    @property
+    def logs(self) -> list[Any]:
+        """The `data` of every `notifications/message` the server sent."""
+        return [n["params"]["data"] for n in self.notifications if n.get("method") == "notifications/message"]
+
+    def _declared(self, tasks: bool) -> dict[str, Any]:
+        declared: dict[str, Any] = {}
+        if self.on_elicit is not None:
+            declared["elicitation"] = {} if self.protocol_version < "2025-11-25" else {"form": {}}
+        if self.on_sample is not None:
+            declared["sampling"] = {}
+        if self.roots is not None:
+            declared["roots"] = {} if self.modern else {"listChanged": False}
+        if tasks and self.modern:
+            declared["extensions"] = {TASKS_EXTENSION: {}}
+        elif tasks and self.protocol_version == "2025-11-25":
+            declared["tasks"] = {"requests": {"elicitation": {"create": {}}, "sampling": {"createMessage": {}}}}
+        return declared
+
+    # -- lifecycle ------------------------------------------------------------------------
+    async def __aenter__(self) -> Client:
+        await self.app.lifespans.start()
+        if self.modern:
+            self.server = await self.request("server/discover")
+        else:
+            params = {
+                "protocolVersion": self.protocol_version,
+                "capabilities": self.capabilities,
+                "clientInfo": {"name": "lambda-mcp-testing", "version": "1"},
+            }
+            message = {"jsonrpc": "2.0", "id": self._next_id(), "method": "initialize", "params": params}
+            response = await self._post(message)
+            self.server = _result(response)
+            self.session_id = response.headers.get("mcp-session-id")
+            await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self.session_id is not None:
+            await exchange(self.asgi, "DELETE", self._headers(None, {}), b"")
+        if self.kit.tasks is not None:
+            close = getattr(self.kit.tasks.executor, "close", None)
+            if close is not None:
+                await close()
+        await self.app.lifespans.stop()
+
+    # -- tools, resources, prompts --------------------------------------------------------
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return await self._list("tools/list", "tools")
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._list("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return await self._list("resources/templates/list", "resourceTemplates")
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._list("prompts/list", "prompts")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, task: bool = False) -> ToolResult:
+        """The tool's result. `task=True` runs it as a task and waits for its result; a 2026 server that
+        answers a task anyway (a task-capable tool) is polled the same way."""
+        if task:
+            return await self.task_result((await self.start_task(name, arguments))["taskId"])
+        raw = await self.request("tools/call", {"name": name, "arguments": arguments or {}})
+        if raw.get("resultType") == "task":
+            return await self.task_result(raw["taskId"])
+        return ToolResult.of(raw)
+
+    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
+        contents: list[dict[str, Any]] = (await self.request("resources/read", {"uri": uri}))["contents"]
+        return contents
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments or {}}
+        prompt: dict[str, Any] = await self.request("prompts/get", params)
+        return prompt
+
+    async def complete(self, ref: dict[str, Any], argument: str, value: str) -> list[str]:
+        params = {"ref": ref, "argument": {"name": argument, "value": value}}
+        values: list[str] = (await self.request("completion/complete", params))["completion"]["values"]
+        return values
+
+    # -- tasks ----------------------------------------------------------------------------
+    async def start_task(
+        self, name: str, arguments: dict[str, Any] | None = None, *, ttl_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Call the tool as a task; returns the task (`taskId`, `status`, ...) at once."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if not self.modern:
+            params["task"] = {"ttl": ttl_ms} if ttl_ms is not None else {}
+        created = await self.request("tools/call", params)
+        task: dict[str, Any] = created.get("task", created)
+        if "taskId" not in task:
+            raise RequestFailed({"code": 0, "message": f"the server ran {name!r} without a task: {created}"})
+        return task
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        task: dict[str, Any] = await self.request("tasks/get", {"taskId": task_id})
+        return task
+
+    async def cancel_task(self, task_id: str) -> None:
+        await self.request("tasks/cancel", {"taskId": task_id})
+
+    async def task_result(self, task_id: str, *, timeout: float = 30.0) -> ToolResult:
+        """Wait for the task's result, answering its input requests with the handlers (2026: by polling
+        `tasks/get` and answering with `tasks/update`; 2025-11-25: `tasks/result`, which streams them)."""
+        if not self.modern:
+            return ToolResult.of(await self.request("tasks/result", {"taskId": task_id}))
+        async with asyncio.timeout(timeout):
+            while True:
+                task = await self.get_task(task_id)
+                status = task.get("status")
+                if status == "completed":
+                    return ToolResult.of(task.get("result") or {})
+                if status == "failed" and "result" in task:
+                    return ToolResult.of(task["result"])
+                if status in ("failed", "cancelled"):
+                    raise RequestFailed(task.get("error") or {"code": 0, "message": f"task {status}"})
+                if status == "input_required":
+                    answers = await self._answer_all(task.get("inputRequests") or {})
+                    await self.request("tasks/update", {"taskId": task_id, "inputResponses": answers})
+                await asyncio.sleep(min(0.05, task.get("pollIntervalMs", 50) / 1000))
+
+    # -- requests -------------------------------------------------------------------------
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Any request's result, after answering what the server asks on the way; `RequestFailed` for a
+        JSON-RPC error."""
+        params = dict(params or {})
+        for _ in range(MAX_ROUNDS):
+            message = {"jsonrpc": "2.0", "id": self._next_id(), "method": method, "params": self._with_meta(params)}
+            result = _result(await self._post(message))
+            if result.get("resultType") != "input_required":
+                return result
+            params["inputResponses"] = await self._answer_all(result.get("inputRequests") or {})
+            params["requestState"] = result.get("requestState")
+        raise RequestFailed({"code": 0, "message": f"{method} still needed input after {MAX_ROUNDS} rounds"})
+
+    def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not self.modern:
+            return params
+        meta = {
+            **(params.get("_meta") or {}),
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+        }
+        return {**params, "_meta": meta}
+
+    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            page = await self.request(method, {"cursor": cursor} if cursor else {})
+            items.extend(page[key])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return items
+
+    async def _post(self, message: dict[str, Any]) -> Response:
+        body = json.dumps(message).encode()
+        method = message.get("method")
+        headers = self._headers(method if isinstance(method, str) else None, message.get("params") or {})
+        return await exchange(self.asgi, "POST", headers, body, self._on_message)
+
+    def _headers(self, method: str | None, params: dict[str, Any]) -> dict[str, str]:
+        headers = {
+            "host": "127.0.0.1:8000",
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        }
+        if self.session_id is not None or self.modern or method != "initialize":
+            headers["mcp-protocol-version"] = self.protocol_version
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.modern and method is not None:
+            tool = self.app.tools.get(params.get("name", "")) if method == "tools/call" else None
+            headers.update(client_headers(method, params, tool.header_params if tool is not None else None))
+        return headers
+
+    def _next_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    # -- what the server asks -------------------------------------------------------------
+    async def _on_message(self, message: dict[str, Any]) -> None:
+        """A message on a legacy call's stream: keep notifications, answer the server's requests."""
+        if "method" not in message:
+            return
+        if "id" not in message:
+            self.notifications.append(message)
+            return
+        try:
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": await self._answer(message)}
+        except Exception as exc:
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": str(exc)}}
+        await self._post(reply)
+
+    async def _answer_all(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        return {key: await self._answer(request) for key, request in requests.items()}
+
+    async def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        method, params = request.get("method"), request.get("params") or {}
+        if method == "elicitation/create" and self.on_elicit is not None:
+            answer = await _call(self.on_elicit, params.get("message", ""), params.get("requestedSchema") or {})
+            return answer if "action" in answer else {"action": "accept", "content": answer}
+        if method == "sampling/createMessage" and self.on_sample is not None:
+            sampled = await _call(self.on_sample, params.get("messages", []), params)
+            if isinstance(sampled, str):
+                sampled = {"role": "assistant", "content": {"type": "text", "text": sampled}}
+            return {"role": "assistant", "model": "test-model", "stopReason": "endTurn", **sampled}
+        if method == "roots/list" and self.roots is not None:
+            return {"roots": self.roots}
+        if method == "ping":
+            return {}
+        raise RuntimeError(f"the test client has no handler for {method}")
+
+
+async def _call(handler: Callable[..., Any], *args: Any) -> Any:
+    value = handler(*args)
+    return await value if inspect.isawaitable(value) else value
+
+
+def _result(response: Response) -> dict[str, Any]:
+    final = next((m for m in reversed(response.messages) if "result" in m or "error" in m), None)
+    if final is None:
+        raise RequestFailed({"code": response.status, "message": response.body.decode(errors="replace")[:500]})
+    if "error" in final:
+        raise RequestFailed(final["error"])
+    result: dict[str, Any] = final["result"]
+    return result
