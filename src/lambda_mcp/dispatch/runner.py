@@ -199,12 +199,14 @@ class HandlerRunner:
     ) -> dict[str, Any]:
         """The task's tool run, through the app's middlewares (a refusal's `ToolError` is the tool's error)."""
 
-        async def run(seen: Request) -> dict[str, Any]:
-            arguments = seen.params.get("arguments") or {}
+        async def run(params: dict[str, Any]) -> dict[str, Any]:
+            arguments = params.get("arguments") or {}
             return await self.run(
-                "tools/call", seen.params, request, channel, lambda ctx: tool.run(arguments, ctx), task=record
+                "tools/call", params, request, channel, lambda ctx: tool.run(arguments, ctx), task=record
             )
 
+        if not self.app.middlewares:
+            return await run(record.params)
         state = await self.app.lifespans.state()
         seen = Request(
             "tools/call",
@@ -217,10 +219,8 @@ class HandlerRunner:
             request.scopes,
             state,
         )
-        if not self.app.middlewares:
-            return await run(seen)
         try:
-            return await through(self.app.middlewares, seen, run)
+            return await through(self.app.middlewares, seen, lambda current: run(current.params))
         except ToolError as exc:
             return error_result(str(exc))
 

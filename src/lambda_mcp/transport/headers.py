@@ -20,6 +20,11 @@ _NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
+def _name_key(method: str) -> str | None:
+    """The param `Mcp-Name` carries for `method` (a tool, prompt or resource name, a task id), if any."""
+    return _NAMED.get(method) or ("taskId" if method in _TASK_METHODS else None)
+
+
 def mismatch(message: str) -> MCPError:
     return MCPError(HEADER_MISMATCH, message, http_status=400)
 
@@ -50,7 +55,7 @@ def encode(value: str) -> str:
 def client_headers(method: str, params: dict[str, Any], header_params: Mapping[str, str] | None) -> dict[str, str]:
     """The metadata headers a 2026 client sends with a request (what `validate` checks)."""
     headers = {"mcp-method": encode(method)}
-    name_key = _NAMED.get(method) or ("taskId" if method in _TASK_METHODS else None)
+    name_key = _name_key(method)
     if name_key is not None and isinstance(params.get(name_key), str):
         headers["mcp-name"] = encode(params[name_key])
     raw = params.get("arguments")
@@ -96,7 +101,7 @@ def validate(
         raise mismatch("Missing Mcp-Method header")
     if decode(sent_method) != method:
         raise mismatch(f"Mcp-Method header does not match the request method {method!r}")
-    name_key = _NAMED.get(method) or ("taskId" if method in _TASK_METHODS else None)
+    name_key = _name_key(method)
     if name_key is not None:
         sent_name = headers.get("mcp-name")
         if sent_name is None:
