@@ -118,9 +118,10 @@ def cold(issuer: LocalIssuer, runs: int) -> dict[str, list[dict[str, float]]]:
 
 
 def warm_validation(issuer: LocalIssuer, count: int) -> list[float]:
+    from lambda_mcp.auth.issuer import Issuer
     from lambda_mcp.auth.tokens import TokenValidator
 
-    validator = TokenValidator(issuer.url)
+    validator = TokenValidator(Issuer(issuer.url))
     token = issuer.token(RESOURCE)
 
     async def run() -> list[float]:

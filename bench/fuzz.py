@@ -1,15 +1,17 @@
 """Long fuzzing run: the properties of `tests/fuzz` over many Hypothesis examples per target and era.
 
 Sends generated requests through the Lambda handler (API Gateway v2 events) and the streaming server
-(in-process ASGI), for the 2026-07-28 wire, the session-based wires and raw garbage, and counts what
-the properties find: 5xx, schema violations, internal-text leaks, state changed by refused requests,
-unexpected exceptions inside the kit, storage keys DynamoDB would refuse, protocol-rule breaks and hangs.
+(in-process ASGI), for the 2026-07-28 wire, the session-based wires and raw garbage, and (targets
+`lambda-jwt`, `streaming-jwt`: auth `jwt` with a local issuer) hostile tokens and `Mcp-Param-*` values;
+it counts what the properties find: 5xx, schema violations, internal-text leaks, state changed by
+refused requests, unexpected exceptions inside the kit, storage keys DynamoDB would refuse,
+protocol-rule breaks, hangs, and response headers over 8 KB or echoing made-up input.
 Each distinct finding is then minimised: Hypothesis searches again for an input showing it and shrinks
 that (`--no-shrink` skips this; the first input that showed it is printed either way). A report, not a
 test: it exits 0 unless the harness itself fails.
 
-    .venv/bin/python bench/fuzz.py [--examples 20000] [--targets lambda,streaming]
-                                   [--families modern,legacy,raw] [--seed N] [--no-shrink]
+    .venv/bin/python bench/fuzz.py [--examples 20000] [--targets lambda,streaming,lambda-jwt,streaming-jwt]
+                                   [--families modern,legacy,raw,auth] [--seed N] [--no-shrink]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from hypothesis.errors import Flaky, NoSuchExample  # noqa: E402
 
 from tests.fuzz.probes import Probe, probes_for  # noqa: E402
 from tests.fuzz.properties import Tally, describe, run_probe, signature  # noqa: E402
-from tests.fuzz.targets import CATEGORIES, TARGETS, Target  # noqa: E402
+from tests.fuzz.targets import CATEGORIES, FAMILIES, TARGETS, Target  # noqa: E402
 
 HEALTH = list(HealthCheck)
 
@@ -112,27 +114,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--examples", type=int, default=20_000, help="total examples over every target and era")
     parser.add_argument("--targets", default=",".join(TARGETS))
-    parser.add_argument("--families", default="modern,legacy,raw")
+    parser.add_argument("--families", default="modern,legacy,raw,auth", help="each target gets those it takes")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--no-shrink", action="store_true")
     parser.add_argument("--shrink-budget", type=int, default=3000, help="examples find() may try per finding")
     args = parser.parse_args()
     logging.getLogger("lambda_mcp").propagate = False  # the kit's error logs are counted, not printed
     names, families = args.targets.split(","), args.families.split(",")
-    per_case = max(1, args.examples // (len(names) * len(families)))
+    cases = [(name, family) for name in names for family in FAMILIES[name] if family in families]
+    per_case = max(1, args.examples // max(1, len(cases)))
     tally, elapsed = Tally(), {}
     targets = {name: TARGETS[name]() for name in names}
     started = time.monotonic()
-    for name in names:
-        for family in families:
-            began = time.monotonic()
-            explore(targets[name], family, per_case, tally, args.seed)
-            elapsed[f"{name}/{family}"] = time.monotonic() - began
-            print(
-                f"{name}/{family}: {tally.examples.get((name, family), 0)} examples in "
-                f"{elapsed[f'{name}/{family}']:.0f} s",
-                flush=True,
-            )
+    for name, family in cases:
+        began = time.monotonic()
+        explore(targets[name], family, per_case, tally, args.seed)
+        elapsed[f"{name}/{family}"] = time.monotonic() - began
+        print(
+            f"{name}/{family}: {tally.examples.get((name, family), 0)} examples in {elapsed[f'{name}/{family}']:.0f} s",
+            flush=True,
+        )
     elapsed["exploring"] = time.monotonic() - started
     minimal = {} if args.no_shrink else minimise_all(tally, targets, args.shrink_budget)
     elapsed["total"] = time.monotonic() - started

@@ -10,8 +10,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .local.aws import DEFAULT_DATA_DIR  # stdlib-only module
+
+if TYPE_CHECKING:
+    from .local.gateways import Caller
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,6 +52,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --lambda: put the task queues on SQS at this local endpoint (moto server), shared by every"
         " dev server given the same one",
     )
+    dev.add_argument(
+        "--authorizer-claims",
+        metavar="FILE",
+        type=Path,
+        help="with --lambda (--api http or rest): put these JWT claims (a JSON object with iss, sub, scope) on"
+        " every event as the API's JWT (or Cognito) authorizer would; auth defaults to gateway",
+    )
+    dev.add_argument(
+        "--iam-caller",
+        metavar="ARN",
+        help="with --lambda: every event comes from this IAM principal, as after AWS_IAM; auth defaults to gateway",
+    )
     dev.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="DynamoDB Local data")
     dev.add_argument("--table", help="state table name (default: $LAMBDA_MCP_TABLE_NAME or lambda-mcp-state)")
     invoke = commands.add_parser("invoke", help="run one Lambda event (JSON file) through the HTTP handler")
@@ -72,6 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .local.aws import LocalAWSError, prepare
 
         try:
+            caller = _caller(args)
+        except ValueError as exc:
+            print(f"lambda-mcp dev: {exc}", file=sys.stderr)
+            return 2
+        try:
             local = prepare(
                 args.aws,
                 args.aws_endpoint,
@@ -87,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.through_lambda:
                 from .local.apigw import serve as serve_lambda
 
-                serve_lambda(args.target, args.host, args.port, args.api)
+                serve_lambda(args.target, args.host, args.port, args.api, caller)
             else:
                 from .local.dev import serve
 
@@ -132,6 +153,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write("\n")
         return 0
     return 2
+
+
+def _caller(args: argparse.Namespace) -> Caller | None:
+    """The emulated authorizer's caller `dev --lambda` was given, if any; ValueError says what is wrong."""
+    from .local.gateways import Caller
+
+    if args.authorizer_claims is None and args.iam_caller is None:
+        return None
+    if not args.through_lambda:
+        raise ValueError("--authorizer-claims and --iam-caller emulate API Gateway: add --lambda")
+    if args.authorizer_claims is not None and args.iam_caller is not None:
+        raise ValueError("give --authorizer-claims or --iam-caller, not both")
+    if args.iam_caller is not None:
+        if not args.iam_caller.startswith("arn:"):
+            raise ValueError(f"--iam-caller must be an IAM ARN (arn:aws:iam::...), not {args.iam_caller!r}")
+        return Caller(iam_arn=args.iam_caller)
+    if args.api == "url":
+        raise ValueError("a Function URL authenticates with IAM only: use --iam-caller (or --api http or rest)")
+    try:
+        claims = json.loads(args.authorizer_claims.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read {args.authorizer_claims}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ValueError(f"{args.authorizer_claims} is not JSON: {exc}") from None
+    if not isinstance(claims, dict):
+        raise ValueError(f"{args.authorizer_claims} must hold a JSON object of claims (iss, sub, scope)")
+    return Caller(claims=claims)
 
 
 if __name__ == "__main__":

@@ -138,6 +138,9 @@ class Settings:
     auth_cognito_client_ids: tuple[str, ...] = ()
     """`jwt` with Amazon Cognito: app client ids whose access tokens (no `aud`; `client_id`,
     `token_use=access`) are accepted."""
+    auth_token_type: str | None = None
+    """`jwt`: the `typ` a token's header must carry (`at+jwt`, RFC 9068); unset: not checked (Cognito's
+    access tokens carry none)."""
     resource_url: str | None = None
     """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
     metrics_namespace: str = "lambda-mcp"
@@ -180,6 +183,7 @@ class Settings:
             auth_audience=env.text("AUTH_AUDIENCE"),
             auth_scopes=tuple((env.text("AUTH_SCOPES") or "").replace(",", " ").split()),
             auth_cognito_client_ids=_split(env.text("AUTH_COGNITO_CLIENT_IDS")),
+            auth_token_type=env.text("AUTH_TOKEN_TYPE"),
             resource_url=env.text("RESOURCE_URL"),
             metrics_namespace=env.text("METRICS_NAMESPACE") or "lambda-mcp",
             tracing=env.flag("TRACING", False),

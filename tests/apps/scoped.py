@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated
+
+from pydantic import Field
 
 from lambda_mcp import Context, MCPApp
 
@@ -47,3 +50,39 @@ def public() -> str:
 def stock_report() -> str:
     """A prompt over the stock (needs inventory:read)."""
     return "Summarise the stock."
+
+
+@app.resource("inventory://items/{sku}", scopes=["inventory:read"], mime_type="application/json")
+def item(sku: str) -> str:
+    """One item of the stock (needs inventory:read)."""
+    return json.dumps({"sku": sku})
+
+
+@app.completion()
+def complete(ref: dict[str, str], argument: dict[str, str], context: dict[str, str], ctx: Context) -> list[str]:
+    """Suggestions naming who asked (the handler sees the caller like any other)."""
+    return [f"{ctx.principal}:{','.join(sorted(ctx.scopes or ()))}"]
+
+
+@app.tool(scopes=["admin"])
+async def rotate(ctx: Context) -> str:
+    """A privileged tool that asks the user first (needs admin)."""
+    answer = await ctx.elicit("Rotate the keys?", {"type": "object", "properties": {}})
+    return f"rotated for {ctx.principal} ({answer.get('action')})"
+
+
+@app.tool(task_support="optional")
+async def survey(ctx: Context) -> str:
+    """A task that asks four questions."""
+    answers = []
+    for round_ in range(4):
+        schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+        answer = await ctx.elicit(f"Question {round_}?", schema, key=f"q{round_}")
+        answers.append(str((answer.get("content") or {}).get("text", ""))[:10])
+    return "/".join(answers)
+
+
+@app.tool()
+def shard(count: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Count"})]) -> str:
+    """Routes on a number, mirrored in the Mcp-Param-Count header."""
+    return str(count)

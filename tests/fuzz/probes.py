@@ -618,6 +618,10 @@ def probes_for(target: str, family: str) -> st.SearchStrategy[Probe]:
     an answer, so legacy probes there use only tools and prompts that ask nothing."""
     if family == "raw":
         return raw_probes()
+    if family == "auth":  # the auth targets: hostile tokens and Mcp-Param values against auth `jwt`
+        from .auth_probes import auth_probes
+
+        return auth_probes()
     if family == "modern":
         return modern_probes(SAFE_TOOLS + ASKING_TOOLS + TASK_TOOLS, SAFE_PROMPTS + ASKING_PROMPTS)
     if target == "streaming":

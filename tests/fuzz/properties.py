@@ -4,7 +4,8 @@ against the schema of its revision, as `tests/support/recorder.py` decides it ("
 answered 4xx changes no stored state ("state"); no unexpected exception inside the kit, logged or
 answered as -32603 "Internal error" ("internal"); every key the stores are asked for fits DynamoDB's key
 limits ("storage-key"); batches only on 2025-03-26 sessions and responses only to ids the request
-carried ("protocol"); no request other than an open stream left hanging ("hang").
+carried ("protocol"); no request other than an open stream left hanging ("hang"); response headers of at
+most 8 KB in all that never echo a made-up value of the request (`auth_probes.TAINT`) ("header").
 
 `run_probe` sends one probe and returns what every property found; the tests (`test_fuzz.py`) and the
 long run (`bench/fuzz.py`) share it.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 from tests.support.recorder import Recorder
 
+from .auth_probes import TAINT
 from .probes import Json, Probe
 from .targets import CATEGORIES, Finding, Outcome, Target, state_changes
 
@@ -52,6 +54,7 @@ def check(recorder: Recorder, outcome: Outcome) -> list[Finding]:
         return findings
     if outcome.status >= 500:
         findings.append(Finding("5xx", f"HTTP {outcome.status}"))
+    findings += [Finding("header", text) for text in header_rules(outcome)]
     findings += [Finding("leak", text) for text in leaks(outcome)]
     messages, problems = schema_check(recorder, outcome)
     findings += [Finding("schema", text) for text in problems]
@@ -63,6 +66,21 @@ def check(recorder: Recorder, outcome: Outcome) -> list[Finding]:
             for text in state_changes(outcome.before, outcome.after)
         ]
     return findings
+
+
+MAX_HEADER_BYTES = 8192
+
+
+def header_rules(outcome: Outcome) -> list[str]:
+    """Response headers of at most 8 KB in all, none of them holding a value the fuzzer made up."""
+    found = []
+    size = sum(len(name) + len(value) + 4 for name, value in outcome.headers.items())
+    if size > MAX_HEADER_BYTES:
+        found.append(f"response headers take {size} bytes (over {MAX_HEADER_BYTES})")
+    for name, value in outcome.headers.items():
+        if TAINT in value:
+            found.append(f"the {name} header echoes request input: {value[:200]!r}")
+    return found
 
 
 def leaks(outcome: Outcome) -> list[str]:

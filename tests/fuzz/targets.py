@@ -14,9 +14,11 @@ import re
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
+import jwt
 from mangum import Mangum
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -30,8 +32,11 @@ from lambda_mcp.storage.dynamodb import keys
 from lambda_mcp.storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
 from lambda_mcp.tasks import InMemoryTaskStore
 from lambda_mcp.transport.app import create_app
+from tests.support.issuer import LocalIssuer
+from tests.support.processes import ROOT
 from tests.support.recorder import Recorder
 
+from .auth_probes import Bearer, Token
 from .probes import (
     ACCEPT_BOTH,
     CONFORMANCE,
@@ -76,7 +81,7 @@ class Finding:
     detail: str
 
 
-CATEGORIES = ("5xx", "leak", "schema", "state", "internal", "storage-key", "protocol", "hang")
+CATEGORIES = ("5xx", "leak", "schema", "state", "internal", "storage-key", "protocol", "hang", "header")
 
 
 # -- storage key audit ----------------------------------------------------------------------------
@@ -207,9 +212,9 @@ class Target:
         self.dead = ""
         self.pools: dict[str, list[str]] = {"event": [], "input": [], "state": [], "task": []}
 
-    def build(self, settings: Settings, *, streaming: bool, local: bool) -> Kit:
-        """The conformance app's kit on this target's audited in-memory stores (either `build_kit` form:
-        `stores=Stores(...)`, or one keyword per store)."""
+    def build(self, settings: Settings, *, streaming: bool, local: bool, app_path: Path = CONFORMANCE) -> Kit:
+        """The conformance app's kit (or `app_path`'s) on this target's audited in-memory stores (either
+        `build_kit` form: `stores=Stores(...)`, or one keyword per store)."""
         stores: dict[str, Any] = {
             "sessions": Audited("sessions", self.sessions, self.audit),
             "events": Audited("events", self.events, self.audit),
@@ -217,7 +222,7 @@ class Target:
             "tasks": Audited("tasks", self.tasks, self.audit),
             "changes": self.changes,
         }
-        app = load_app(str(CONFORMANCE))
+        app = load_app(str(app_path))
         if "stores" in inspect.signature(build_kit).parameters:
             from lambda_mcp.kit import Stores  # type: ignore[attr-defined, unused-ignore]
 
@@ -498,7 +503,115 @@ class StreamingTarget(Target):
         self.settle()
 
 
-TARGETS: dict[str, Callable[[], Target]] = {"lambda": LambdaTarget, "streaming": StreamingTarget}
+class AuthTarget:
+    """Mixed into a target: auth `jwt` with a local issuer (real keys over HTTP on 127.0.0.1) in front of
+    the scoped test app; probes' `Token`s are signed with the issuer's keys."""
+
+    issuer: LocalIssuer
+    host: str
+
+    def auth_settings(self) -> Settings:
+        self.issuer = LocalIssuer()
+        return Settings(
+            state_key=b"fuzz-key",
+            auth="jwt",
+            auth_issuer=self.issuer.url,
+            auth_audience=AUDIENCE,
+            auth_scopes=("mcp:tools",),
+            max_wait_seconds=1.0,
+            server_request_timeout_seconds=2.0,
+        )
+
+    def ensure_sessions(self) -> None:
+        """The auth family speaks 2026 only: no sessions to keep."""
+
+    def seed(self) -> None:
+        """Nothing to harvest: a probe's references are the issuer's and the audience."""
+
+    def resolve(self, value: Any) -> str:
+        filled = self.resolve_auth(value)
+        return filled if filled is not None else super().resolve(value)  # type: ignore[misc]
+
+    def close(self) -> None:
+        self.issuer.stop()
+        super().close()  # type: ignore[misc]
+
+    def resolve_auth(self, value: Any) -> str | None:
+        if isinstance(value, Ref) and value.kind == "issuer":
+            return self.issuer.url
+        if isinstance(value, Ref) and value.kind == "audience":
+            return AUDIENCE
+        if isinstance(value, Bearer):
+            token = self.sign(value.token) if isinstance(value.token, Token) else str(value.token)
+            return f"{value.scheme} {token}"
+        return None
+
+    def sign(self, token: Token) -> str:
+        header = {k: self._filled(v) for k, v in token.header}
+        claims = {k: self._filled(v) for k, v in token.claims}
+        for name in ("exp", "nbf", "iat"):  # the probes' clock (1.9e9) is moved to now
+            value = claims.get(name)
+            if isinstance(value, int) and abs(value - 1_900_000_000) < 100_000:
+                claims[name] = int(time.time()) + value - 1_900_000_000
+        head = _b64url(json.dumps(header, default=str).encode()) + "." + _b64url(json.dumps(claims).encode())
+        if token.key == "none":
+            return head + "."
+        signer: Any = {"rsa": self.issuer.rsa_key, "ec": self.issuer.ec_key, "foreign": self.issuer.foreign_key}
+        key = signer[token.key]
+        algorithm = "ES256" if token.key == "ec" else "RS256"
+        signature = jwt.get_algorithm_by_name(algorithm).sign(head.encode(), key)
+        return head + "." + _b64url(signature)
+
+    def _filled(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self._filled(item) for item in value]
+        filled = self.resolve_auth(value)
+        return value if filled is None else filled
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+AUDIENCE = f"https://{DOMAIN}/mcp"
+SCOPED = ROOT / "tests/apps/scoped.py"
+
+
+class AuthLambdaTarget(AuthTarget, LambdaTarget):
+    name = "lambda-jwt"
+
+    def __init__(self) -> None:
+        Target.__init__(self)
+        asyncio.set_event_loop(self.loop)
+        self.kit = self.build(self.auth_settings(), streaming=False, local=False, app_path=SCOPED)
+        self.guard = Guard(create_app(self.kit))
+        self.handler = Mangum(self.guard, lifespan="off")
+
+
+class AuthStreamingTarget(AuthTarget, StreamingTarget):
+    name = "streaming-jwt"
+
+    def __init__(self) -> None:
+        Target.__init__(self)
+        self.kit = self.build(self.auth_settings(), streaming=True, local=True, app_path=SCOPED)
+        self.guard = Guard(create_app(self.kit))
+        transport = httpx.ASGITransport(app=self.guard, raise_app_exceptions=False)
+        self.client = httpx.AsyncClient(transport=transport, base_url=f"http://{LOCAL_HOST}")
+
+
+TARGETS: dict[str, Callable[[], Target]] = {
+    "lambda": LambdaTarget,
+    "streaming": StreamingTarget,
+    "lambda-jwt": AuthLambdaTarget,
+    "streaming-jwt": AuthStreamingTarget,
+}
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "lambda": ("modern", "legacy", "raw"),
+    "streaming": ("modern", "legacy", "raw"),
+    "lambda-jwt": ("auth",),
+    "streaming-jwt": ("auth",),
+}
+"""What each target is sent: the auth targets get the `auth` family only."""
 
 
 # -- state -------------------------------------------------------------------------------------------

@@ -18,15 +18,16 @@ from hypothesis import strategies as st
 from lambda_mcp.loader import load_app
 from tests.support.recorder import Recorder
 
+from .auth_probes import TAINT
 from .probes import ASKING_TOOLS, CONFORMANCE, EXCLUDED_TOOLS, SAFE_TOOLS, TASK_TOOLS, probes_for
 from .properties import categories_of, check, describe, run_probe
-from .targets import TARGETS, KeyAudit, Outcome, Target
+from .targets import FAMILIES, TARGETS, KeyAudit, Outcome, Target
 
 HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much, HealthCheck.large_base_example]
 settings.register_profile("fuzz-ci", max_examples=75, deadline=None, suppress_health_check=HEALTH, print_blob=True)
 settings.register_profile("fuzz-long", parent=settings.get_profile("fuzz-ci"), max_examples=3500)
 PROFILE = settings.get_profile(os.environ.get("LAMBDA_MCP_FUZZ_PROFILE", "fuzz-ci"))
-CASES = [(target, family) for target in TARGETS for family in ("modern", "legacy", "raw")]
+CASES = [(target, family) for target in TARGETS for family in FAMILIES[target]]
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +89,10 @@ def test_the_properties_flag_what_they_must() -> None:
     stranger = b'{"jsonrpc":"2.0","id":2,"result":{}}'
     assert "protocol" in _categories(_outcome(200, stranger, request_body=b'{"jsonrpc":"2.0","id":1,"method":"ping"}'))
     assert _categories(_outcome(None, b"")) == {"hang"}
+    echoing = Outcome(401, {"www-authenticate": f'Bearer error_description="{TAINT}"'}, b"{}", {}, b"{}", None)
+    assert "header" in _categories(echoing)
+    bloated = Outcome(401, {"www-authenticate": "x" * 9000}, b"{}", {}, b"{}", None)
+    assert "header" in _categories(bloated)
     assert _categories(_outcome(None, b"", open_stream=True)) == set()
     audit = KeyAudit()
     audit.arguments("sessions", "get", {"session_id": "x" * 3000})

@@ -125,10 +125,17 @@ def test_each_mode_deploys_lint_clean_with_its_authorizer_in_front(api: str, mod
             assert mapped[status] == {"overwrite:header.WWW-Authenticate": "$response.header.Lambda-Mcp-Challenge"}
     else:  # the authorizer answers for the function: its 401/403 carry the challenge
         assert authorizer["type"] == ("token" if mode == "jwt" else "cognito_user_pools")
+        # no cached decisions: an Allow cached past a token's expiry would let the function answer its 401,
+        # whose challenge API Gateway renames (issue 21, finding 11)
+        assert authorizer["authorizerResultTtlInSeconds"] == 0
         responses = body["x-amazon-apigateway-gateway-responses"]
-        assert set(responses) == {"UNAUTHORIZED", "ACCESS_DENIED"}
+        failures = {"AUTHORIZER_FAILURE", "AUTHORIZER_CONFIGURATION_ERROR"}
+        assert set(responses) == {"UNAUTHORIZED", "ACCESS_DENIED", *failures}
         header = responses["UNAUTHORIZED"]["responseParameters"]["gatewayresponse.header.WWW-Authenticate"]
         assert "resource_metadata" in json.dumps(header)
+        for failure in failures:  # an unreachable issuer: retry later, keep the token (finding 4)
+            assert responses[failure]["statusCode"] == 503
+            assert responses[failure]["responseParameters"] == {"gatewayresponse.header.Retry-After": "'15'"}
     if mode == "jwt":
         assert env["LAMBDA_MCP_AUTH_ISSUER"] == {"Ref": "AuthIssuer"}
         assert env["LAMBDA_MCP_AUTH_AUDIENCE"] == {"Ref": "AuthAudience"}

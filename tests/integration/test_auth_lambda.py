@@ -24,6 +24,7 @@ from tests.support.issuer import LocalIssuer, public_pem
 from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
 
 APP = "examples/conformance/server.py"
+SCOPED = "tests/apps/scoped.py"
 MODERN = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
@@ -57,18 +58,26 @@ def issuer() -> Iterator[LocalIssuer]:
     issuer.stop()
 
 
-def _serve(issuer: LocalIssuer, tmp: Path, *, api: str = "http", lambda_path: bool = True) -> ServerProcess:
+def _serve(
+    issuer: LocalIssuer,
+    tmp: Path,
+    *,
+    api: str = "http",
+    lambda_path: bool = True,
+    app: str = APP,
+    issuer_url: str | None = None,
+) -> ServerProcess:
     port = free_port()
     path = "/v1/mcp" if api == "rest" else "/mcp"
     env = {
         "LAMBDA_MCP_AUTH": "jwt",
-        "LAMBDA_MCP_AUTH_ISSUER": issuer.url,
+        "LAMBDA_MCP_AUTH_ISSUER": issuer_url or issuer.url,
         "LAMBDA_MCP_AUTH_AUDIENCE": f"http://127.0.0.1:{port}{path}",
         "LAMBDA_MCP_AUTH_SCOPES": "mcp:tools",
     }
     extra = ["--api", api] if lambda_path else []
     return lambda_mcp_dev(
-        APP, through_lambda=lambda_path, env=env, port=port, path=path, log=tmp / f"{api}.log", extra_args=extra
+        app, through_lambda=lambda_path, env=env, port=port, path=path, log=tmp / f"{api}.log", extra_args=extra
     )
 
 
@@ -245,3 +254,78 @@ def test_the_streaming_dev_server_checks_tokens_the_same_way(issuer: LocalIssuer
         assert listed.status_code == 200
     finally:
         process.stop()
+
+
+# -- the review of issue 21: a down issuer, per-tool refusals behind REST and URL, gateway mode ------
+def test_an_unreachable_issuer_is_a_503_with_retry_after_not_a_bad_token(issuer: LocalIssuer, tmp_path: Path) -> None:
+    """Finding 4: every request waited 10-15 s for the issuer, then 503; the REST authorizer said 401."""
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    for api in ("rest", "url"):
+        process = _serve(issuer, tmp_path, api=api, issuer_url=down)
+        try:
+            token = _auth(issuer.token(process.url))
+            for attempt in range(2):
+                started = time.monotonic()
+                refused = httpx.post(process.url, json=LIST, headers={**MODERN, **token})
+                assert refused.status_code == 503, (api, refused.text)
+                assert int(refused.headers["retry-after"]) >= 1
+                assert "invalid_token" not in refused.headers.get("www-authenticate", "")
+                if attempt:  # remembered: the second request does not wait for the issuer again
+                    assert time.monotonic() - started < 1.0
+            metadata = httpx.get(process.url.removesuffix("/mcp") + "/.well-known/oauth-authorization-server")
+            assert metadata.status_code == 503 and int(metadata.headers["retry-after"]) >= 1
+        finally:
+            process.stop()
+
+
+@pytest.mark.parametrize("api", ["rest", "url"])
+def test_a_per_tool_refusal_behind_a_renaming_front_door_still_carries_its_challenge(
+    issuer: LocalIssuer, tmp_path: Path, api: str
+) -> None:
+    """Finding 11: behind REST and Function URLs the function's `WWW-Authenticate` is renamed; the challenge
+    arrives in the error's data (and under the renamed header), naming the base scopes too."""
+    process = _serve(issuer, tmp_path, api=api, app=SCOPED)
+    try:
+        call = {
+            **LIST,
+            "method": "tools/call",
+            "params": {**LIST["params"], "name": "restock", "arguments": {"item": "x"}},
+        }
+        headers = {**MODERN, "mcp-method": "tools/call", "mcp-name": "restock", **_auth(issuer.token(process.url))}
+        refused = httpx.post(process.url, json=call, headers=headers)
+        assert refused.status_code == 403
+        challenge = refused.json()["error"]["data"]["wwwAuthenticate"]
+        assert 'error="insufficient_scope"' in challenge and 'scope="inventory:write mcp:tools"' in challenge
+        assert refused.headers["x-amzn-remapped-www-authenticate"] == challenge
+    finally:
+        process.stop()
+
+
+def test_gateway_mode_can_be_tried_locally_with_an_emulated_authorizer(tmp_path: Path) -> None:
+    """Also seen: `dev --lambda` could not exercise auth `gateway` (every request got 401)."""
+    claims = tmp_path / "claims.json"
+    claims.write_text(json.dumps({"iss": "https://issuer.example.com", "sub": "carol", "scope": "inventory:write"}))
+    cases = [
+        ("http", ["--authorizer-claims", str(claims)], "https://issuer.example.com#carol", ["inventory:write"]),
+        ("rest", ["--authorizer-claims", str(claims)], "https://issuer.example.com#carol", ["inventory:write"]),
+        ("url", ["--iam-caller", "arn:aws:iam::123456789012:user/ci"], "arn:aws:iam::123456789012:user/ci", []),
+    ]
+    for api, options, principal, scopes in cases:
+        port = free_port()
+        path = "/v1/mcp" if api == "rest" else "/mcp"
+        process = lambda_mcp_dev(SCOPED, through_lambda=True, port=port, path=path, extra_args=["--api", api, *options])
+        try:
+            call = {**LIST, "method": "tools/call", "params": {**LIST["params"], "name": "whoami", "arguments": {}}}
+            answered = httpx.post(
+                process.url, json=call, headers={**MODERN, "mcp-method": "tools/call", "mcp-name": "whoami"}
+            )
+            assert answered.status_code == 200, (api, answered.text)
+            caller = json.loads(answered.json()["result"]["content"][0]["text"])
+            assert caller == {"principal": principal, "scopes": scopes}, api
+        finally:
+            process.stop()
+    plain = lambda_mcp_dev(SCOPED, through_lambda=True, env={"LAMBDA_MCP_AUTH": "gateway"})
+    try:
+        assert httpx.post(plain.url, json=LIST, headers=MODERN).status_code == 401  # no authorizer: fail closed
+    finally:
+        plain.stop()

@@ -53,10 +53,13 @@ def _names(result: dict[str, Any], key: str, field: str = "name") -> set[str]:
     return {item[field] for item in result[key]}
 
 
+OPEN_TOOLS = {"whoami", "shard", "survey"}
+
+
 async def test_lists_show_only_what_the_token_may_use_on_both_eras(mcp: MCPTestClient, issuer: LocalIssuer) -> None:
     reader, writer = bearer(issuer, "inventory:read"), bearer(issuer, "inventory:write")
-    assert _names((await mcp.modern("tools/list", headers=reader)).result, "tools") == {"whoami"}
-    assert _names((await mcp.modern("tools/list", headers=writer)).result, "tools") == {"whoami", "restock", "audit"}
+    assert _names((await mcp.modern("tools/list", headers=reader)).result, "tools") == OPEN_TOOLS
+    assert _names((await mcp.modern("tools/list", headers=writer)).result, "tools") == {*OPEN_TOOLS, "restock", "audit"}
     resources = (await mcp.modern("resources/list", headers=reader)).result
     assert _names(resources, "resources", "uri") == {"inventory://items", "inventory://public"}
     assert _names((await mcp.modern("resources/list", headers=writer)).result, "resources", "uri") == {
@@ -68,8 +71,8 @@ async def test_lists_show_only_what_the_token_may_use_on_both_eras(mcp: MCPTestC
     mcp.headers = bearer(issuer, "")
     await mcp.initialize()
     listed = await mcp.legacy("tools/list", headers=reader)
-    assert _names(listed.result, "tools") == {"whoami"}
-    assert _names((await mcp.legacy("tools/list", headers=writer)).result, "tools") == {"whoami", "restock", "audit"}
+    assert _names(listed.result, "tools") == OPEN_TOOLS
+    assert _names((await mcp.legacy("tools/list", headers=writer)).result, "tools") == {*OPEN_TOOLS, "restock", "audit"}
     assert mcp.recorder.violations == []
 
 
@@ -152,7 +155,7 @@ async def test_a_2025_03_26_batch_naming_a_forbidden_tool_runs_nothing(mcp: MCPT
 async def test_auth_none_enforces_no_scopes(issuer: LocalIssuer) -> None:
     mcp = _client(issuer, auth="none")
     try:
-        assert _names((await mcp.modern("tools/list")).result, "tools") == {"whoami", "restock", "audit"}
+        assert _names((await mcp.modern("tools/list")).result, "tools") == {*OPEN_TOOLS, "restock", "audit", "rotate"}
         called = await mcp.modern("tools/call", {"name": "restock", "arguments": {"item": "nut"}})
         assert called.result["content"][0]["text"] == "restocked nut for None"
         who = await mcp.modern("tools/call", {"name": "whoami", "arguments": {}})

@@ -99,6 +99,7 @@ class LocalIssuer:
         issuer: str | None = None,
         key: str = "rsa",
         kid: str | None = None,
+        typ: str | None = None,
         **claims: Any,
     ) -> str:
         """A signed access token; `key` is `rsa` (kid rsa-1), `ec` (kid ec-1) or `foreign` (unpublished)."""
@@ -114,7 +115,8 @@ class LocalIssuer:
         signer: Any = {"rsa": self.rsa_key, "ec": self.ec_key, "foreign": self.foreign_key}[key]
         algorithm = "ES256" if key == "ec" else "RS256"
         default_kid = {"rsa": "rsa-1", "ec": "ec-1", "foreign": "rsa-1"}[key]
-        return jwt.encode(payload, signer, algorithm=algorithm, headers={"kid": kid or default_kid})
+        header = {"kid": kid or default_kid, **({"typ": typ} if typ else {})}
+        return jwt.encode(payload, signer, algorithm=algorithm, headers=header)
 
     def stop(self) -> None:
         self._server.shutdown()

@@ -13,6 +13,7 @@ from lambda_mcp.auth.authorizer import Unauthorized, api_arn, authorize, default
 from lambda_mcp.auth.gateway import gateway_identity
 from lambda_mcp.auth.guard import BearerGuard, bearer_token, guard_for
 from lambda_mcp.auth.identity import jwt_principal, scopes_of
+from lambda_mcp.auth.issuer import Issuer
 from lambda_mcp.auth.metadata import challenge, protected_resource_metadata
 from lambda_mcp.auth.tokens import TokenError, TokenValidator
 from lambda_mcp.config import ConfigError, Settings, require_auth_choice
@@ -63,9 +64,21 @@ def test_the_principal_names_the_issuer_so_equal_subjects_of_two_issuers_never_m
     one = jwt_principal({"iss": "https://a.example.com", "sub": "alice"})
     other = jwt_principal({"iss": "https://b.example.com", "sub": "alice"})
     assert one == "https://a.example.com#alice" and other != one
-    assert jwt_principal({"iss": "https://a.example.com", "client_id": "svc"}) == "https://a.example.com#client:svc"
+    assert jwt_principal({"iss": "https://a.example.com", "client_id": "svc"}) == "client:https://a.example.com#svc"
     assert jwt_principal({"sub": "alice"}) is None  # no issuer: nothing to bind to
     assert jwt_principal({"iss": "https://a.example.com"}) is None
+    assert jwt_principal({"iss": "lambda-authorizer", "sub": "x"}) is None  # not an issuer URL
+
+
+def test_a_client_token_never_shares_a_principal_with_a_subject_that_looks_like_it() -> None:
+    """Review finding 8: `sub="client:billing-svc"` and a token of client `billing-svc` without `sub`
+    were both `<iss>#client:billing-svc`."""
+    iss = "https://a.example.com"
+    subject = jwt_principal({"iss": iss, "sub": "client:billing-svc"})
+    client = jwt_principal({"iss": iss, "client_id": "billing-svc"})
+    assert subject is not None and client is not None and subject != client
+    # nor with an IAM ARN or a Lambda authorizer's principal, whatever the subject
+    assert jwt_principal({"iss": iss, "sub": "arn:aws:iam::1:user/ci"}) != "arn:aws:iam::1:user/ci"
 
 
 def test_scopes_are_read_from_every_shape_they_come_in() -> None:
@@ -104,7 +117,7 @@ ISS = "https://issuer.example.com"
             f"{ISS}#alice",
             {"a", "b"},
         ),
-        (_event({"jwt": {"claims": {"iss": ISS, "client_id": "svc"}}}), f"{ISS}#client:svc", set()),  # no sub
+        (_event({"jwt": {"claims": {"iss": ISS, "client_id": "svc"}}}), f"client:{ISS}#svc", set()),  # no sub
         (_event({"claims": {"iss": ISS, "sub": "bob", "scope": "x"}}, rest=True), f"{ISS}#bob", {"x"}),  # Cognito
         (_event({"principalId": "user-7", "scope": "r w"}, rest=True), "lambda-authorizer#user-7", {"r", "w"}),
         (_event({"lambda": {"principal": "svc-1"}}), "lambda-authorizer#svc-1", set()),  # no principalId
@@ -150,8 +163,12 @@ def test_challenges_quote_their_values_and_never_advertise_offline_access() -> N
     )
     assert text == (
         'Bearer error="invalid_token", scope="a b", resource_metadata="https://x/m", '
-        'error_description="bad \\"q\\"\\\\"'
+        'error_description="bad \\"q\\"?\\\\"'
     )
+    # review finding 1: a value a header cannot carry (not latin-1) or a long one never breaks the header
+    hostile = challenge("https://x/m", error="invalid_token", description="\u2603" * 9000)
+    hostile.encode("latin-1")
+    assert len(hostile) < 300 and "\u2603" not in hostile
     document = protected_resource_metadata("https://x/mcp", ISS, {"b", "a", "offline_access"}, "weather")
     assert document == {
         "resource": "https://x/mcp",
@@ -206,17 +223,15 @@ def test_the_authorizer_allows_denies_and_refuses_like_the_function(issuer: Loca
 def test_keys_are_fetched_once_and_an_unknown_kid_refetches_at_most_once_a_minute(
     issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import lambda_mcp.auth.tokens as tokens
-
     fetched: list[str] = []
     clock = [1000.0]
-    monkeypatch.setattr(tokens.time, "monotonic", lambda: clock[0])
 
-    def fetch(url: str) -> dict[str, Any]:
+    def fetch(url: str, deadline: Any) -> dict[str, Any]:
         fetched.append(url)
         return issuer.jwks()
 
-    validator = TokenValidator(issuer.url, fetch=fetch, metadata=lambda _: issuer.metadata())
+    keys = Issuer(issuer.url, fetch=fetch, metadata=lambda url, deadline: issuer.metadata(), clock=lambda: clock[0])
+    validator = TokenValidator(keys)
 
     async def unknown(kid: str) -> None:
         with pytest.raises(TokenError, match="no key of the issuer matches"):
@@ -240,8 +255,8 @@ def test_keys_are_fetched_once_and_an_unknown_kid_refetches_at_most_once_a_minut
 
 
 def test_cognito_access_tokens_are_accepted_by_client_id_without_an_audience(issuer: LocalIssuer) -> None:
-    validator = TokenValidator(issuer.url, cognito_client_ids=["app-client"], fetch=lambda _: issuer.jwks())
-    validator._jwks_url = f"{issuer.url}/jwks"
+    keys = Issuer(issuer.url, jwks_url=f"{issuer.url}/jwks", fetch=lambda url, deadline: issuer.jwks())
+    validator = TokenValidator(keys, cognito_client_ids=["app-client"])
 
     async def check(**claims: Any) -> str:
         token = issuer.token(None, **claims)

@@ -7,6 +7,11 @@ function, whose `WWW-Authenticate` API Gateway renames) can carry the `WWW-Authe
 cache the decision per token) and the principal; a token lacking the required scopes gets Deny (403).
 The function behind it validates the token again (it runs auth `jwt` too): the authorizer saves it
 the invocations, not the checks.
+
+When the issuer's keys cannot be fetched, the token may well be good: the authorizer then fails with
+`IssuerDown` rather than `Unauthorized`, which API Gateway answers with its `AUTHORIZER_FAILURE`
+gateway response (template.yaml: 503 with `Retry-After`), so the client keeps its token and retries.
+Discovery gives up after 6 s (`auth.issuer.DISCOVERY_SECONDS`), inside the authorizer's 10 s timeout.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ class Unauthorized(Exception):
 
     def __init__(self) -> None:
         super().__init__("Unauthorized")
+
+
+class IssuerDown(Exception):
+    """The issuer's keys are unavailable: any error but `Unauthorized` is API Gateway's `AUTHORIZER_FAILURE`."""
 
 
 def api_arn(method_arn: str) -> str:
@@ -60,6 +69,8 @@ async def authorize(guard: BearerGuard, event: dict[str, Any]) -> dict[str, Any]
     except Denied as denied:
         if denied.status == 403:
             return _policy("insufficient_scope", "Deny", api_arn(method_arn))
+        if denied.status == 503:
+            raise IssuerDown(denied.description) from None
         raise Unauthorized() from None
     assert identity is not None
     context = {"principal": identity.principal, "scope": " ".join(sorted(identity.scopes or ()))}

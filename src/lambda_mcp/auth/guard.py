@@ -5,8 +5,9 @@
 - `gateway`: API Gateway or a Function URL authenticated the caller; the identity is on the event.
 
 A refusal is a `Denied` with its HTTP status (401 no or bad credentials, 403 missing scopes, 503 the
-issuer's keys are unreachable); the transport turns it into a response with a `WWW-Authenticate`
-challenge. Refusals are logged at info, never with the token.
+issuer's keys are unreachable, with when to retry); the transport turns it into a response with a
+`WWW-Authenticate` challenge. Refusals are logged at info, never with the token; their descriptions
+are fixed text, never anything the request carried.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .gateway import gateway_identity
 from .identity import Identity
 
 if TYPE_CHECKING:
+    from .issuer import Issuer
     from .tokens import TokenValidator
 
 logger = logging.getLogger("lambda_mcp.auth")
@@ -28,7 +30,14 @@ logger = logging.getLogger("lambda_mcp.auth")
 class Denied(Exception):
     """A refused request: its HTTP status, why, the RFC 6750 `error` code, and (403) the scopes needed."""
 
-    def __init__(self, status: int, description: str, error: str | None = None, scopes: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        status: int,
+        description: str,
+        error: str | None = None,
+        scopes: frozenset[str] = frozenset(),
+        retry_after: int | None = None,
+    ):
         super().__init__(description)
         self.status = status
         self.description = description
@@ -36,6 +45,8 @@ class Denied(Exception):
         """`invalid_token` (a token that fails validation), `insufficient_scope` (403), or None (no credentials)."""
         self.scopes = scopes
         """For 403: every scope the operation needs."""
+        self.retry_after = retry_after
+        """For 503: seconds until the kit tries the issuer again."""
 
 
 class Guard(Protocol):
@@ -70,7 +81,8 @@ class BearerGuard:
         self.audience = audience
 
     async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
-        from .tokens import KeysUnavailable, TokenError
+        from .issuer import IssuerUnavailable
+        from .tokens import TokenError
 
         token = bearer_token(headers.get("authorization"))
         if token is None:
@@ -79,9 +91,10 @@ class BearerGuard:
             identity = await self.validator.validate(token, self.audience or audience)
         except TokenError as exc:
             raise Denied(401, str(exc), "invalid_token") from None
-        except KeysUnavailable as exc:
+        except IssuerUnavailable as exc:
             logger.error("auth: the issuer's signing keys are unavailable: %s", exc)
-            raise Denied(503, "the authorization server's keys are unavailable; try again") from None
+            description = "the authorization server's keys are unavailable; try again"
+            raise Denied(503, description, retry_after=exc.retry_after) from None
         return _require(identity, self.scopes)
 
 
@@ -122,8 +135,18 @@ def log_denial(denied: Denied, request: Mapping[str, Any]) -> None:
     )
 
 
-def guard_for(settings: Settings) -> Guard:
-    """The auth mode's guard; the JWT library is imported only for `jwt`."""
+def issuer_for(settings: Settings) -> Issuer | None:
+    """The configured authorization server (its metadata and keys, fetched on demand), if any."""
+    if not settings.auth_issuer:
+        return None
+    from .issuer import Issuer
+
+    return Issuer(settings.auth_issuer, jwks_url=settings.auth_jwks_url)
+
+
+def guard_for(settings: Settings, issuer: Issuer | None = None) -> Guard:
+    """The auth mode's guard (`issuer`: the one to share, else one is made); the JWT library is imported
+    only for `jwt`."""
     scopes = frozenset(settings.auth_scopes)
     if settings.auth == "jwt":
         settings.check()
@@ -131,11 +154,10 @@ def guard_for(settings: Settings) -> Guard:
             from .tokens import TokenValidator
         except ImportError as exc:
             raise ConfigError(f"LAMBDA_MCP_AUTH=jwt needs PyJWT: pip install 'lambda-mcp[auth]' ({exc})") from None
-        assert settings.auth_issuer is not None  # checked above
+        issuer = issuer or issuer_for(settings)
+        assert issuer is not None  # checked above
         validator = TokenValidator(
-            settings.auth_issuer,
-            jwks_url=settings.auth_jwks_url,
-            cognito_client_ids=settings.auth_cognito_client_ids,
+            issuer, cognito_client_ids=settings.auth_cognito_client_ids, token_type=settings.auth_token_type
         )
         return BearerGuard(validator, scopes, settings.auth_audience or settings.resource_url)
     if settings.auth == "gateway":

@@ -2,15 +2,22 @@
 
 The principal is what sessions, tasks, suspended calls and sealed `requestState` are bound to. It
 names the issuer as well as the subject, so equal `sub`s from two issuers never meet (a token without
-`sub` is bound to its client):
+`sub`, such as a client-credentials token, is bound to its client):
 
 | source | principal |
 |---|---|
-| a JWT (validated by the kit or an API Gateway authorizer) | `<iss>#<sub>`, or `<iss>#client:<client_id>` |
-| an IAM-signed request | the caller's ARN |
+| a JWT with a subject (validated by the kit or an API Gateway authorizer) | `<iss>#<sub>` |
+| a JWT without one | `client:<iss>#<client_id>` |
+| an IAM-signed request | the caller's ARN (`userArn`) |
 | a Lambda authorizer | `lambda-authorizer#<principalId>` |
 
-An issuer identifier has no fragment (RFC 8414 §2), so the `#` cannot be ambiguous.
+The kinds cannot meet: an issuer identifier is an `https` URL without a fragment (RFC 8414 §2; a JWT
+whose `iss` has no `://` names no principal), so a subject principal starts with a URL scheme and holds
+its first `#` right after the issuer, while the others start with `client:`, `arn:` or
+`lambda-authorizer#`. An IAM principal is only as distinct as its ARN: for an assumed role it is
+`arn:aws:sts::<account>:assumed-role/<role>/<session name>`, and the session name is whatever the
+caller chose when it assumed the role, so everyone who may assume a role can act as any of its
+sessions. Give callers that must be kept apart roles of their own.
 """
 
 from __future__ import annotations
@@ -37,17 +44,17 @@ class Identity:
 
 
 def jwt_principal(claims: Mapping[str, Any]) -> str | None:
-    """`<iss>#<sub>` for a token's claims (`<iss>#client:<client_id>` when it has no subject); None when
-    the claims name neither an issuer nor a subject or client."""
+    """`<iss>#<sub>` for a token's claims (`client:<iss>#<client_id>` when it has no subject); None when
+    the claims name no issuer URL, or neither a subject nor a client."""
     issuer = claims.get("iss")
-    if not isinstance(issuer, str) or not issuer:
+    if not isinstance(issuer, str) or "://" not in issuer or "#" in issuer:
         return None
     subject = claims.get("sub")
     if isinstance(subject, str) and subject:
         return f"{issuer}#{subject}"
     client = claims.get("client_id") or claims.get("azp")
     if isinstance(client, str) and client:
-        return f"{issuer}#client:{client}"
+        return f"client:{issuer}#{client}"
     return None
 
 

@@ -33,9 +33,14 @@ def protected_resource_metadata(
     return document
 
 
-def _quoted(value: str) -> str:
-    """An auth-param value as a quoted-string (RFC 9110 §5.6.4), minus characters a header cannot carry."""
-    cleaned = "".join(c for c in value if c >= " " and c != "\x7f")
+MAX_DESCRIPTION_CHARS = 160
+"""An `error_description` longer than this is cut: a challenge stays one short header line."""
+
+
+def _quoted(value: str, limit: int = 2048) -> str:
+    """An auth-param value as a quoted-string (RFC 9110 §5.6.4) of printable ASCII only (anything else
+    becomes `?`, so a header never fails to encode), cut to `limit` characters."""
+    cleaned = "".join(c if " " <= c < "\x7f" else "?" for c in value[:limit])
     return '"' + cleaned.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -57,5 +62,5 @@ def challenge(
     if metadata_url:
         params.append(f"resource_metadata={_quoted(metadata_url)}")
     if error and description:
-        params.append(f"error_description={_quoted(description)}")
+        params.append(f"error_description={_quoted(description, MAX_DESCRIPTION_CHARS)}")
     return "Bearer " + ", ".join(params) if params else "Bearer"

@@ -17,22 +17,17 @@ from ..observe.invocation import note
 from ..protocol import jsonrpc, shaping, versions
 from ..protocol.errors import (
     INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND_LEGACY,
     UNAVAILABLE,
     MCPError,
+    insufficient_scope,
     invalid_params,
     method_not_found,
     modern_http_status,
 )
 from ..protocol.ids import new_session_id
 from ..protocol.jsonrpc import Message
-from ..protocol.limits import (
-    MAX_ARGUMENTS_BYTES,
-    MAX_CLIENT_DATA_BYTES,
-    MAX_SUBSCRIBED_URI_CHARS,
-    MAX_SUBSCRIPTIONS,
-)
+from ..protocol.limits import MAX_ARGUMENTS_BYTES, MAX_CLIENT_DATA_BYTES, MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIPTIONS
 from ..protocol.names import LEGACY_TASKS_CAPABILITY, LOG_LEVELS, META_SERVER_INFO, TASKS_EXTENSION
 from ..server.app import MCPApp
 from ..server.context import CallSuspended, CancelledByClient, Context, InputRequired
@@ -46,9 +41,15 @@ from ..tasks.execution import SubmitFailed
 from ..tasks.runtime import TaskRuntime
 from .context import Answer, Channel, Handler, RequestContext, WaitInterrupted
 from .pagination import page
-from .params import session_of, string_of, uri_of, visible, within
+from .params import check_sizes, session_of, string_of, uri_of, visible, within
 from .runner import HandlerRunner, TaskStarted
-from .tasks import TaskMethods, declares_tasks, legacy_tasks_enabled, tasks_extension_required
+from .tasks import (
+    TaskMethods,
+    declares_tasks,
+    legacy_task_augmented,
+    legacy_tasks_enabled,
+    tasks_extension_required,
+)
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -150,6 +151,7 @@ class Dispatcher:
         self, method: str, params: dict[str, Any], request: RequestContext, channel: Channel
     ) -> tuple[dict[str, Any], SessionRecord | None]:
         """The method's result (through the app's middlewares, if any) and the session `initialize` opened."""
+        check_sizes(params, request)
         legacy_initialize = method == "initialize" and request.era == "legacy"
         if not self.app.middlewares:
             if legacy_initialize:
@@ -184,6 +186,9 @@ class Dispatcher:
         needs = _NEEDS.get(method)
         if handler is None or (needs is not None and not self.app.serves(needs)):
             raise method_not_found(method)
+        unmet = self.app.unmet_scopes(request.scopes, method, params)
+        if unmet:  # the front refuses a POST naming it; this holds for re-runs and batch members too
+            raise insufficient_scope(unmet)
         result = await handler(params, request, channel)
         if request.era == "modern":
             result.setdefault("resultType", "complete")
@@ -310,7 +315,7 @@ class Dispatcher:
         tasks = self.task_methods
         as_task = False
         if request.era == "legacy":
-            as_task = self._legacy_task_augmented(name, tool.task_support, params, request)
+            as_task = legacy_task_augmented(self.task_methods is not None, name, tool.task_support, params, request)
         elif tool.task_support != "forbidden":
             as_task = tasks is not None and declares_tasks(request)
             if tool.task_support == "required" and not as_task:
@@ -330,17 +335,6 @@ class Dispatcher:
             return result
         return shaping.tool_result(result, request.version)
 
-    def _legacy_task_augmented(self, name: str, support: str, params: dict[str, Any], request: RequestContext) -> bool:
-        """2025-11-25 `params.task`: honoured only where the tasks capability was advertised (ignored
-        elsewhere); -32601 for a task on a forbidden tool and for a required tool called without one."""
-        enabled = self.task_methods is not None and legacy_tasks_enabled(request.era, request.version)
-        augmented = enabled and isinstance(params.get("task"), dict)
-        if augmented and support == "forbidden":
-            raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} does not support task-augmented calls")
-        if support == "required" and not augmented:
-            raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} must be called as a task (params.task)")
-        return augmented
-
     async def _prompts_get(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
         name = string_of(params, "name")
         prompt = self.app.prompts.get(name)
@@ -349,6 +343,8 @@ class Dispatcher:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict) or not all(isinstance(v, str) for v in arguments.values()):
             raise invalid_params("prompts/get arguments must map names to strings")
+        if not within(arguments, MAX_ARGUMENTS_BYTES, request):  # stored with a suspended call
+            raise invalid_params(f"prompts/get arguments take more than {MAX_ARGUMENTS_BYTES} bytes")
         result = await self.runner.run("prompts/get", params, request, channel, lambda ctx: prompt.get(arguments, ctx))
         if result.get("resultType") == "input_required":
             return result
@@ -388,9 +384,15 @@ class Dispatcher:
         elif ref.get("type") != "ref/resource":
             raise invalid_params("ref.type must be ref/prompt or ref/resource")
         values: list[str] = []
-        handler = self.app.completion_handler
-        if handler is not None:
+        completion = self.app.completion_handler
+        if completion is not None:
             context = params.get("context") if isinstance(params.get("context"), dict) else {}
-            produced = handler(ref, argument, context or {})
-            values = list(await produced if not isinstance(produced, list) else produced)
+
+            async def complete(ctx: Context) -> dict[str, Any]:
+                return {"values": await completion.complete(ref, argument, context or {}, ctx)}
+
+            result = await self.runner.run("completion/complete", params, request, channel, complete)
+            if result.get("resultType") == "input_required":
+                raise invalid_params("A completion handler cannot ask the client for input")
+            values = [str(v) for v in result["values"]]
         return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..protocol.errors import invalid_params
-from ..protocol.limits import MAX_URI_CHARS
+from ..protocol.limits import MAX_CLIENT_DATA_BYTES, MAX_META_BYTES, MAX_URI_CHARS
 from ..server.prompts import Prompt
 from ..server.resources import Resource
 from ..server.tools import Tool
@@ -46,3 +46,13 @@ def string_of(params: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise invalid_params(f'"{key}" must be a string')
     return value
+
+
+def check_sizes(params: dict[str, Any], request: RequestContext) -> None:
+    """-32602 for a `_meta` over `MAX_META_BYTES`, or 2026 client capabilities over `MAX_CLIENT_DATA_BYTES`
+    (a task or a suspended call stores them: what any request can make the kit keep stays bounded)."""
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and not within(meta, MAX_META_BYTES, request):
+        raise invalid_params(f"_meta takes more than {MAX_META_BYTES} bytes")
+    if request.era == "modern" and not within(dict(request.client_capabilities), MAX_CLIENT_DATA_BYTES, request):
+        raise invalid_params(f"the client capabilities take more than {MAX_CLIENT_DATA_BYTES} bytes")

@@ -55,10 +55,11 @@ class StateSealer:
         """The payload of a valid state; raises -32602 when it is forged, stale or for another request."""
         if self._ring is None:
             raise MCPError(INTERNAL_ERROR, NO_KEY)
-        if not isinstance(state, str) or state.count(".") != 1:
+        # a sealed state is ASCII (base64url): anything else, a lone surrogate included, is not one of ours
+        if not isinstance(state, str) or not state.isascii() or state.count(".") != 1:
             raise invalid_params("Invalid requestState: integrity check failed")
         data, mac = state.split(".")
-        # bytes: any text compares; every key of the ring opens (a state sealed before a rotation)
+        # every key of the ring opens (a state sealed before a rotation)
         if not any(hmac.compare_digest(mac.encode(), _mac(key, data).encode()) for key in self._ring.in_use()):
             raise invalid_params("Invalid requestState: integrity check failed")
         try:

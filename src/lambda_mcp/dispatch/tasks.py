@@ -11,8 +11,18 @@ from typing import Any
 from ..observe.invocation import note
 from ..polling import Backoff
 from ..protocol import jsonrpc
-from ..protocol.errors import INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, MCPError, invalid_params, method_not_found
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    MCPError,
+    insufficient_scope,
+    invalid_params,
+    method_not_found,
+)
 from ..protocol.ids import CallStream, TaskInputId, TaskStream, could_be_task_id, parse_input_id
+from ..protocol.limits import MAX_ANSWER_BYTES, MAX_RECORDED_ANSWERS_BYTES
 from ..protocol.names import RELATED_TASK, TASKS_EXTENSION
 from ..server.app import MCPApp
 from ..storage.ports import CallStore
@@ -20,6 +30,7 @@ from ..storage.records import CallRecord
 from ..tasks.model import TaskRecord
 from ..tasks.runtime import TaskRuntime
 from .context import Channel, Era, Handler, RequestContext, WaitInterrupted
+from .params import json_size
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -33,6 +44,19 @@ def declares_tasks(request: RequestContext) -> bool:
 def legacy_tasks_enabled(era: Era, version: str) -> bool:
     """Core tasks exist from 2025-11-25; older sessions see neither the capability nor the methods."""
     return era == "legacy" and version == "2025-11-25"
+
+
+def legacy_task_augmented(
+    offered: bool, name: str, support: str, params: dict[str, Any], request: RequestContext
+) -> bool:
+    """2025-11-25 `params.task`: honoured only where the tasks capability was advertised (`offered`, and
+    ignored elsewhere); -32601 for a task on a forbidden tool and for a required tool called without one."""
+    augmented = offered and legacy_tasks_enabled(request.era, request.version) and isinstance(params.get("task"), dict)
+    if augmented and support == "forbidden":
+        raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} does not support task-augmented calls")
+    if support == "required" and not augmented:
+        raise MCPError(METHOD_NOT_FOUND, f"Tool {name!r} must be called as a task (params.task)")
+    return augmented
 
 
 def tasks_extension_required(message: str) -> MCPError:
@@ -91,6 +115,17 @@ def _with_meta(message: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     return {**message, "params": params}
 
 
+def _too_much(record: TaskRecord, answers: dict[str, Any]) -> str | None:
+    """Why answers cannot be recorded on a task (one over `MAX_ANSWER_BYTES`, or all it would keep over
+    `MAX_RECORDED_ANSWERS_BYTES`), or None."""
+    sizes = [json_size(answer) for answer in answers.values()]
+    if any(size > MAX_ANSWER_BYTES for size in sizes):
+        return f"An answer takes more than {MAX_ANSWER_BYTES} bytes"
+    if sizes and json_size(record.input_responses) + sum(sizes) > MAX_RECORDED_ANSWERS_BYTES:
+        return f"The task's answers would take more than {MAX_RECORDED_ANSWERS_BYTES} bytes"
+    return None
+
+
 def cancelled_error(task_id: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": "Task was cancelled", "data": {"taskId": task_id}}
 
@@ -117,6 +152,8 @@ class TaskMethods:
         self, method: str, params: dict[str, Any], request: RequestContext, answers: dict[str, Any]
     ) -> dict[str, Any]:
         """Create the task durably and answer with the era's CreateTaskResult (nested legacy, flat modern)."""
+        if json_size(answers) > MAX_RECORDED_ANSWERS_BYTES:
+            raise invalid_params(f"the answers so far take more than {MAX_RECORDED_ANSWERS_BYTES} bytes")
         requested = params.get("task")
         ttl = requested.get("ttl") if request.era == "legacy" and isinstance(requested, dict) else None
         session = request.session
@@ -153,6 +190,9 @@ class TaskMethods:
         if record is None:
             raise invalid_params(f"Unknown or expired task: {task_id}")
         note(task_id=record.task_id)
+        unmet = self.app.unmet_scopes(request.scopes, record.method, record.params)
+        if unmet:  # its owner, with a token that may no longer use the tool: not its result, nor a say in it
+            raise insufficient_scope(unmet)
         return record
 
     async def _record(self, params: dict[str, Any], request: RequestContext) -> TaskRecord:
@@ -167,7 +207,11 @@ class TaskMethods:
         record = await self._record(params, request)
         responses = params.get("inputResponses")
         if isinstance(responses, dict):
-            await self.runtime.answer(record, {k: v for k, v in responses.items() if isinstance(v, dict)})
+            answers = {k: v for k, v in responses.items() if isinstance(v, dict) and k in record.input_requests}
+            problem = _too_much(record, answers)
+            if problem is not None:
+                raise invalid_params(problem)
+            await self.runtime.answer(record, answers)
         return {}
 
     async def _cancel(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
@@ -268,13 +312,16 @@ class TaskMethods:
         if not isinstance(answered, TaskInputId):
             return False
         record = await self.runtime.get(answered.task_id, owner_of(request))
-        if record is None:
-            return True  # ours in shape, but not this caller's task (or gone): nothing to store
+        if record is None or self.app.unmet_scopes(request.scopes, record.method, record.params):
+            return True  # ours in shape, but not this caller's task (or gone, or beyond its scopes): nothing stored
         if "error" in response:
             answer = {"error": response["error"]}
         else:
             result = response.get("result")
             answer = result if isinstance(result, dict) else {}
+        problem = _too_much(record, {answered.key: answer})
+        if problem is not None:  # the handler gets a client error for it: the task goes on, within its bounds
+            answer = {"error": {"code": INVALID_PARAMS, "message": problem}}
         await self.runtime.answer(record, {answered.key: answer})
         return True
 

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .context import LambdaContext
-from .gateways import REST_STAGE, ApiType, Call, Gateway
+from .gateways import REST_STAGE, ApiType, Call, Caller, Gateway
 
 
 class _Invoker:
@@ -76,10 +76,11 @@ def _make_handler(gateway: Gateway, domain: str) -> type[BaseHTTPRequestHandler]
     return Handler
 
 
-def serve(target: str, host: str, port: int, api: ApiType = "http") -> None:
+def serve(target: str, host: str, port: int, api: ApiType = "http", caller: Caller | None = None) -> None:
     os.environ["LAMBDA_MCP_APP"] = target
     os.environ.setdefault("LAMBDA_MCP_STATE_KEY", secrets.token_urlsafe(32))
-    os.environ.setdefault("LAMBDA_MCP_AUTH", "none")  # `lambda-mcp dev` is open unless told otherwise
+    # `lambda-mcp dev` is open unless told otherwise; an emulated authorizer's caller means auth `gateway`
+    os.environ.setdefault("LAMBDA_MCP_AUTH", "gateway" if caller is not None else "none")
     path = f"/{REST_STAGE}/mcp" if api == "rest" else "/mcp"
     if api == "rest":  # the authorizer checks tokens for this audience, as for the API's own URL in AWS
         os.environ.setdefault("LAMBDA_MCP_RESOURCE_URL", f"http://{host}:{port}{path}")
@@ -91,7 +92,8 @@ def serve(target: str, host: str, port: int, api: ApiType = "http") -> None:
     if api == "rest" and os.environ["LAMBDA_MCP_AUTH"] == "jwt":  # template.yaml's authorizer in front
         authorize = _Invoker("lambda_mcp.entrypoints.authorizer").invoke
     worker = start_local_worker()  # after the HTTP handler: both share its kit
-    server = _Server((host, port), _make_handler(Gateway(api, invoker.invoke, authorize), f"{host}:{port}"))
+    gateway = Gateway(api, invoker.invoke, authorize, caller)
+    server = _Server((host, port), _make_handler(gateway, f"{host}:{port}"))
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
     state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
     front = {"http": "HTTP API v2", "rest": "REST API v1", "url": "Function URL"}[api]

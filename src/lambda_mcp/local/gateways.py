@@ -15,6 +15,11 @@ response into what that front door would return. What they do to responses, and 
   template.yaml adds the challenge. The REST API also has a stage (`v1`) in every path, and routes only
   `/mcp` and the well-known documents.
 - Function URL: nothing can put the header back; clients find the metadata at the well-known URIs.
+
+With a `Caller` (`dev --lambda --authorizer-claims FILE` or `--iam-caller ARN`), every event carries
+the identity the front door's authorizer would have put on it, so auth `gateway` can be tried locally:
+JWT claims as an HTTP API JWT authorizer (`authorizer.jwt`) or a REST API Cognito authorizer
+(`authorizer.claims`) puts them, an IAM caller as `AWS_IAM` does on each front door.
 """
 
 from __future__ import annotations
@@ -45,6 +50,33 @@ REMAPPED = {
 }
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who an emulated gateway authorizer says is calling: a token's claims, or an IAM ARN."""
+
+    claims: dict[str, Any] | None = None
+    iam_arn: str | None = None
+
+    def authorizer(self, api: ApiType) -> dict[str, Any]:
+        """The `requestContext.authorizer` of an event on `api` (empty: REST puts IAM elsewhere)."""
+        if self.iam_arn is not None:
+            return {} if api == "rest" else {"iam": {"userArn": self.iam_arn, "callerId": "local"}}
+        claims = dict(self.claims or {})
+        if api == "rest":  # a Cognito user pool authorizer: claims only, every value a string
+            return {"claims": {k: v if isinstance(v, str) else json.dumps(v) for k, v in claims.items()}}
+        scope = claims.get("scope")
+        return {"jwt": {"claims": claims, "scopes": scope.split() if isinstance(scope, str) else None}}
+
+    def apply(self, event: dict[str, Any], api: ApiType) -> dict[str, Any]:
+        context = event["requestContext"]
+        authorizer = self.authorizer(api)
+        if authorizer:
+            context["authorizer"] = {**context.get("authorizer", {}), **authorizer}
+        if api == "rest" and self.iam_arn is not None:
+            context["identity"] = {**context.get("identity", {}), "userArn": self.iam_arn}
+        return event
 
 
 @dataclass
@@ -170,17 +202,21 @@ def _json(status: int, document: dict[str, Any], headers: list[tuple[str, str]] 
 class Gateway:
     """One emulated front door in front of `invoke` (the HTTP handler); REST also runs `authorize`."""
 
-    def __init__(self, api: ApiType, invoke: Invoke, authorize: Invoke | None = None) -> None:
+    def __init__(
+        self, api: ApiType, invoke: Invoke, authorize: Invoke | None = None, caller: Caller | None = None
+    ) -> None:
         self.api = api
         self.invoke = invoke
         self.authorize = authorize
+        self.caller = caller
 
     def handle(self, call: Call) -> Reply:
         if self.api == "rest":
             return self._rest(call)
-        reply = _reply(
-            self.invoke(http_api_event(call.method, call.target, call.headers, call.body, call.domain)), self.api
-        )
+        event = http_api_event(call.method, call.target, call.headers, call.body, call.domain)
+        if self.caller is not None:
+            event = self.caller.apply(event, self.api)
+        reply = _reply(self.invoke(event), self.api)
         return _map_challenge(reply) if self.api == "http" else reply
 
     def _rest(self, call: Call) -> Reply:
@@ -195,7 +231,10 @@ class Gateway:
             if isinstance(decided, Reply):
                 return decided
             authorizer = decided
-        return _reply(self.invoke(rest_api_event(call, inner, authorizer)), "rest")
+        event = rest_api_event(call, inner, authorizer)
+        if self.caller is not None and inner == "/mcp":
+            event = self.caller.apply(event, "rest")
+        return _reply(self.invoke(event), "rest")
 
     def _authorize(self, call: Call) -> dict[str, Any] | Reply:
         """The `TOKEN` authorizer template.yaml puts on `/mcp` (auth `jwt`), with its gateway responses."""
@@ -214,8 +253,11 @@ class Gateway:
         method_arn = f"arn:aws:execute-api:us-east-1:000000000000:local/{REST_STAGE}/{call.method}/mcp"
         try:
             decision = self.authorize({"type": "TOKEN", "authorizationToken": token, "methodArn": method_arn})
-        except Exception:
-            return unauthorized
+        except Exception as exc:  # `Unauthorized` is the 401; any other error is AUTHORIZER_FAILURE
+            if str(exc) == "Unauthorized":
+                return unauthorized
+            failure = {"message": "the authorization server is unavailable; retry"}
+            return _json(503, failure, [("Retry-After", "15")])
         statement = decision["policyDocument"]["Statement"][0]
         if statement["Effect"] != "Allow":
             denied = challenge(metadata, error="insufficient_scope", scopes=scopes)

@@ -67,5 +67,12 @@ def invalid_params(message: str, data: Any = None, *, http_status: int | None = 
     return MCPError(INVALID_PARAMS, message, data, http_status=http_status)
 
 
+def insufficient_scope(scopes: frozenset[str]) -> MCPError:
+    """403: the caller's token lacks scopes what the request reaches needs (a tool, prompt or resource,
+    reached directly or through a task or a resumed call); `data.requiredScopes` names them."""
+    message = "Forbidden: the token lacks a scope this operation needs"
+    return MCPError(INVALID_REQUEST, message, {"requiredScopes": sorted(scopes)}, http_status=403)
+
+
 def method_not_found(method: str) -> MCPError:
     return MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")

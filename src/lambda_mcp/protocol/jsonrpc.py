@@ -125,3 +125,16 @@ def request(rid: RequestId, method: str, params: dict[str, Any] | None = None) -
     message = notification(method, params)
     message["id"] = rid
     return message
+
+
+REPLAYED_PARAMS = ("name", "arguments", "uri", "_meta")
+"""What a task or a suspended call keeps of a request's params: what re-running it needs, nothing else
+(whatever else a client sends is not stored)."""
+
+
+def replayable(message: dict[str, Any]) -> dict[str, Any]:
+    """A request as a task or a suspended call records it, to run it again later: its envelope and the
+    params that name and parametrise what runs."""
+    params = message.get("params")
+    kept = {k: params[k] for k in REPLAYED_PARAMS if k in params} if isinstance(params, dict) else {}
+    return {**{k: message[k] for k in ("jsonrpc", "id", "method") if k in message}, "params": kept}

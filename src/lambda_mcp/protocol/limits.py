@@ -30,3 +30,9 @@ MAX_ARGUMENTS_BYTES = 65_536
 """A `tools/call`'s arguments, as JSON: stored with a task, or with a suspended call."""
 MAX_ANSWER_BYTES = 65_536
 """A client's response to a server-to-client request, as JSON (it is stored until the call re-runs)."""
+MAX_META_BYTES = 16_384
+"""A request's `params._meta`, as JSON (2026: the client capabilities included, at most
+`MAX_CLIENT_DATA_BYTES` of it); a task or a suspended call stores it with the request."""
+MAX_RECORDED_ANSWERS_BYTES = 196_608
+"""Every answer a task or a suspended call keeps, as JSON. An answer that would pass it is refused
+(-32602 on `tasks/update`) or recorded as a client error the handler sees (a legacy answer POST)."""

@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeVar
 
 from . import apps
 from .changes import ChangeFeed
+from .completions import Completion
 from .lifespan import Lifespan, LifespanFunction
 from .middleware import Middleware
 from .prompts import Prompt, build_prompt
@@ -17,7 +18,6 @@ from .tools import Tool, build_tool
 F = TypeVar("F", bound=Callable[..., Any])
 L = TypeVar("L", bound=LifespanFunction)
 M = TypeVar("M", bound=Middleware)
-CompletionHandler = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Awaitable[list[str]] | list[str]]
 
 
 class MCPApp:
@@ -59,7 +59,7 @@ class MCPApp:
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, Resource] = {}
         self.prompts: dict[str, Prompt] = {}
-        self.completion_handler: CompletionHandler | None = None
+        self.completion_handler: Completion | None = None
         self.changes = ChangeFeed()
         self._subscription_filter: Callable[[str, str | None], bool | Awaitable[bool]] | None = None
         self.lifespans = Lifespan(self)
@@ -238,10 +238,11 @@ class MCPApp:
         return register
 
     def completion(self) -> Callable[[F], F]:
-        """Register `fn(ref, argument, context) -> list[str]` answering `completion/complete`."""
+        """Register `fn(ref, argument, context) -> list[str]` answering `completion/complete`; a parameter
+        annotated `Context` gets the request's (`ctx.principal`, `ctx.scopes`)."""
 
         def register(fn: F) -> F:
-            self.completion_handler = fn
+            self.completion_handler = Completion(fn)
             return fn
 
         return register
@@ -309,11 +310,23 @@ class MCPApp:
             found = self.resource_for(uri)
             return found[0].scopes if found is not None else frozenset()
         ref = params.get("ref")
-        if method == "completion/complete" and isinstance(ref, dict) and ref.get("type") == "ref/prompt":
-            name = ref.get("name")
-            prompt = self.prompts.get(name) if isinstance(name, str) else None
-            return prompt.scopes if prompt is not None else frozenset()
+        if method == "completion/complete" and isinstance(ref, dict):
+            if ref.get("type") == "ref/prompt":
+                name = ref.get("name")
+                prompt = self.prompts.get(name) if isinstance(name, str) else None
+                return prompt.scopes if prompt is not None else frozenset()
+            target = ref.get("uri")
+            if ref.get("type") == "ref/resource" and isinstance(target, str):
+                named = self.templates.get(target) or self.resources.get(target)  # the template as declared
+                found = (named, {}) if named is not None else self.resource_for(target)
+                return found[0].scopes if found is not None else frozenset()
         return frozenset()
+
+    def unmet_scopes(self, scopes: frozenset[str] | None, method: str, params: dict[str, Any]) -> frozenset[str]:
+        """Empty when a caller holding `scopes` may do `method` on what `params` names (always, when
+        `scopes` is None: auth `none`); else every scope that needs (what a 403 challenge names)."""
+        needed = frozenset() if scopes is None else self.scopes_for(method, params)
+        return needed if not needed <= (scopes or frozenset()) else frozenset()
 
     def scopes_supported(self) -> frozenset[str]:
         """Every scope a tool, resource or prompt names (advertised in the protected resource metadata)."""

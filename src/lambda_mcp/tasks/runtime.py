@@ -21,6 +21,8 @@ from typing import Any, Literal
 from ..observe.invocation import count
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.ids import TaskStream, new_task_id
+from ..protocol.jsonrpc import replayable
+from ..protocol.names import META_CAPABILITIES, META_VERSION
 from ..storage.errors import ConflictError
 from ..storage.ports import EventLog
 from .execution import Execute, Executor, Notify, Outcome, SubmitFailed
@@ -36,6 +38,16 @@ RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_a
 
 def _failure(message: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": message}
+
+
+def _kept(params: dict[str, Any]) -> dict[str, Any]:
+    """What a task keeps of its request's params: what its run needs (name, arguments, `_meta` for the
+    progress token and the app's own keys), less the client capabilities, kept once in their own field."""
+    kept: dict[str, Any] = replayable({"params": params})["params"]
+    meta = kept.get("_meta")
+    if isinstance(meta, dict):
+        kept["_meta"] = {k: v for k, v in meta.items() if k not in (META_VERSION, META_CAPABILITIES)}
+    return kept
 
 
 def _counted(record: TaskRecord) -> TaskRecord:
@@ -101,7 +113,7 @@ class TaskRuntime:
             task_id=new_task_id(),
             owner=owner,
             method=method,
-            params={k: v for k, v in params.items() if k not in ("inputResponses", "requestState", "task")},
+            params=_kept(params),
             created_at=now,
             updated_at=now,
             expires_at=now + ttl_ms / 1000,
@@ -291,7 +303,7 @@ class TaskRuntime:
 
     async def _finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
         if outcome.kind == "completed" and outcome.result is not None:
-            size = len(json.dumps(outcome.result, separators=(",", ":"))) + len(json.dumps(record.params))
+            size = len(json.dumps([outcome.result, record.params, record.input_responses], separators=(",", ":")))
             if size > self.max_record_bytes:
                 outcome = Outcome(
                     "failed",

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..auth.guard import Denied, Guard, guard_for, log_denial
+from ..auth.guard import Denied, Guard, guard_for, issuer_for, log_denial
 from ..auth.identity import Identity
 from ..auth.metadata import CHALLENGE_COPY, WELL_KNOWN, challenge, protected_resource_metadata
 from ..config import LOOPBACK_NAMES, Settings
@@ -26,6 +26,9 @@ from ..protocol import jsonrpc
 from ..protocol.errors import INVALID_REQUEST
 from ..server.app import MCPApp
 from .replies import json_reply
+
+if TYPE_CHECKING:
+    from ..auth.issuer import Issuer
 
 logger = logging.getLogger("lambda_mcp.auth")
 
@@ -61,18 +64,25 @@ class Access:
 
     def __init__(self, app: MCPApp, settings: Settings, path: str = "/mcp") -> None:
         self._guard: Guard | None = None
+        self._issuer: Issuer | None = None
         self.app = app
         self.settings = settings
         self.path = path
-        self._server_metadata: dict[str, Any] | None = None
 
     @property
     def guard(self) -> Guard:
         """The auth mode's guard, built on first use (the task worker, which serves no HTTP, never builds
         one; the HTTP entrypoint builds it at start-up, so a bad setting fails there)."""
         if self._guard is None:
-            self._guard = guard_for(self.settings)
+            self._guard = guard_for(self.settings, self.issuer_documents)
         return self._guard
+
+    @property
+    def issuer_documents(self) -> Issuer | None:
+        """The configured authorization server's metadata and keys (one per kit, shared with the guard)."""
+        if self._issuer is None:
+            self._issuer = issuer_for(self.settings)
+        return self._issuer
 
     @property
     def issuer(self) -> str | None:
@@ -104,28 +114,38 @@ class Access:
         try:
             return await guard.authenticate(request.headers, request.scope.get("aws.event"), audience)
         except Denied as denied:
-            log_denial(denied, {"method": request.method, "path": request.url.path})
-            return self.refusal(denied, self.locate(request), lambda_event="aws.event" in request.scope)
+            return self.refuse(request, denied)
 
     def forbidden(self, request: Request, needed: frozenset[str], rid: Any = None) -> Response:
         """403 `insufficient_scope` for a request naming a tool, resource or prompt the token may not use."""
         denied = Denied(403, "the token lacks a scope this operation needs", "insufficient_scope", needed)
+        return self.refuse(request, denied, rid)
+
+    def refuse(self, request: Request, denied: Denied, rid: Any = None) -> Response:
+        """A refusal, logged, with the challenge for this endpoint."""
         log_denial(denied, {"method": request.method, "path": request.url.path})
         return self.refusal(denied, self.locate(request), rid, lambda_event="aws.event" in request.scope)
 
     def refusal(self, denied: Denied, location: Location, rid: Any = None, *, lambda_event: bool = False) -> Response:
+        """The refusal's response. A 403 challenge names every scope the client's next token needs: the
+        operation's and the ones every request needs. The challenge is also in the error's `data`
+        (`wwwAuthenticate`): behind a REST API or a Function URL, which rename the header, it is the only
+        copy that reaches the client under a name it can read."""
         headers: dict[str, str] = {}
+        error: dict[str, Any] = {"code": INVALID_REQUEST, "message": f"{_REASONS.get(denied.status, 'Refused')}: "}
+        error["message"] += denied.description
         if self.issuer is not None:
-            wanted = denied.scopes if denied.status == 403 else frozenset(self.settings.auth_scopes)
+            base = frozenset(self.settings.auth_scopes)
+            wanted = denied.scopes | base if denied.status == 403 else base
             headers["WWW-Authenticate"] = challenge(
                 location.metadata, error=denied.error, description=denied.description, scopes=wanted
             )
             if lambda_event:  # behind API Gateway: the copy its response mapping restores the header from
                 headers[CHALLENGE_COPY] = headers["WWW-Authenticate"]
+            if denied.status in (401, 403):
+                error["data"] = {"wwwAuthenticate": headers["WWW-Authenticate"]}
         if denied.status == 503:
-            headers["Retry-After"] = "5"
-        reason = {401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable"}.get(denied.status, "Refused")
-        error = {"code": INVALID_REQUEST, "message": f"{reason}: {denied.description}"}
+            headers["Retry-After"] = str(denied.retry_after or 5)
         return json_reply(jsonrpc.error_message(rid, error), denied.status, headers)
 
     # -- well-known documents ---------------------------------------------------------------
@@ -139,20 +159,23 @@ class Access:
 
     async def authorization_server(self, request: Request) -> Response:
         """For 2025-03-26 clients, which look for the authorization server's metadata on the MCP server's own
-        origin: a copy of the issuer's (fetched once per execution environment)."""
-        issuer = self.issuer
-        if issuer is None:
+        origin: a copy of the issuer's (fetched once per execution environment; a failure is remembered
+        for a few seconds, so a down issuer costs each request nothing)."""
+        documents = self.issuer_documents if self.issuer is not None else None
+        if documents is None:
             return _not_found("this server does not use OAuth (no authorization server is configured)")
-        if self._server_metadata is None:
-            from ..auth.fetch import FetchError, issuer_metadata
+        from ..auth.issuer import IssuerUnavailable
 
-            try:
-                self._server_metadata = await asyncio.to_thread(issuer_metadata, issuer)
-            except FetchError as exc:
-                logger.error("auth: cannot fetch the authorization server's metadata: %s", exc)
-                body = {"error": "temporarily_unavailable", "error_description": "the issuer's metadata is unavailable"}
-                return json_reply(body, 503, {"Retry-After": "5"})
-        return json_reply(self._server_metadata, headers={"Cache-Control": "max-age=300"})
+        try:
+            metadata = await asyncio.to_thread(documents.metadata)
+        except IssuerUnavailable as exc:
+            logger.error("auth: cannot fetch the authorization server's metadata: %s", exc)
+            body = {"error": "temporarily_unavailable", "error_description": "the issuer's metadata is unavailable"}
+            return json_reply(body, 503, {"Retry-After": str(exc.retry_after)})
+        return json_reply(metadata, headers={"Cache-Control": "max-age=300"})
+
+
+_REASONS = {401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable"}
 
 
 def _root(url: str) -> str:

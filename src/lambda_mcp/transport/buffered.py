@@ -105,7 +105,7 @@ class BufferedTransport:
         if any(change.kind == "resource" for change in found):
             current = await self.sessions.get(resume.session.session_id, time.time())
             subscriptions = current.subscriptions if current is not None else set()
-        wanted = changes.every_list(subscriptions)
+        wanted = changes.every_list(changes.readable(self.dispatcher.app, subscriptions, resume.context.scopes))
         for change in found:
             cursor = change.cursor
             notification = changes.notification_for(change, wanted, resume.session.principal)

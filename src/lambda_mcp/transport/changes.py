@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from ..polling import Backoff
 from ..protocol import jsonrpc
+from ..server.app import MCPApp
 from ..server.changes import ChangeFeed, Published
 from ..storage.ports import ChangeLog
 from ..storage.records import Change
@@ -26,6 +27,12 @@ KEEP_ALIVE_SECONDS = 15.0
 def every_list(subscriptions: set[str] | list[str]) -> dict[str, Any]:
     """The filter of a legacy session: every list change, and the resources it subscribed to."""
     return {**{flag: True for flag in LIST_FLAGS.values()}, "resourceSubscriptions": subscriptions}
+
+
+def readable(app: MCPApp, uris: Iterable[str], scopes: frozenset[str] | None) -> list[str]:
+    """The resources among `uris` a caller holding `scopes` may subscribe to (all, when scopes are not
+    enforced): a listener learns of updates only to what it may read, whatever it subscribed to before."""
+    return [uri for uri in uris if not app.unmet_scopes(scopes, "resources/subscribe", {"uri": uri})]
 
 
 def notification_for(

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from ..auth.guard import Denied
 from ..dispatch.context import Channel
 from ..dispatch.dispatcher import Dispatcher
 from ..protocol import jsonrpc
@@ -75,6 +76,8 @@ class MCPEndpoint:
         try:
             with publishing_to(self.changes):
                 response = await self._serve(request)
+        except Denied as denied:  # refused past the front (a resumed call reaching beyond the token's scopes)
+            response = self.front.access.refuse(request, denied)
         except StorageUnavailable:  # storage throttled or down after its client's retries: the client retries
             logger.warning("storage unavailable serving %s %s", request.method, request.url.path, exc_info=True)
             response = unavailable()

@@ -32,7 +32,7 @@ from ..storage.records import SessionRecord
 from . import headers as mcp_headers
 from . import security
 from .access import Access
-from .changes import LIST_FLAGS
+from .changes import LIST_FLAGS, readable
 from .era import is_modern, modern_meta
 from .inbound import (
     Batch,
@@ -150,15 +150,18 @@ class Front:
             wanted = params.get("notifications")
             if not isinstance(wanted, dict):
                 return error_reply(400, INVALID_PARAMS, "subscriptions/listen needs a notifications filter", message.id)
-            principal = caller.principal if caller is not None else None
-            return Listen(message, await self._honoured(wanted, principal), principal)
+            principal, scopes = _who(caller)
+            return Listen(message, await self._honoured(wanted, principal, scopes), principal)
         size = _body_bytes(request)
         context = RequestContext("modern", version, capabilities, None, *_who(caller), message.id, size)
         return self._call(request, message, context)
 
-    async def _honoured(self, wanted: dict[str, Any], principal: str | None) -> dict[str, Any]:
+    async def _honoured(
+        self, wanted: dict[str, Any], principal: str | None, scopes: frozenset[str] | None
+    ) -> dict[str, Any]:
         """The part of a listen filter this server serves: list changes it announces, and the resources this
-        caller may subscribe to (at most `MAX_SUBSCRIPTIONS`, each a URI of at most `MAX_URI_CHARS`)."""
+        caller may subscribe to (its scopes allow them and the app's filter too; at most `MAX_SUBSCRIPTIONS`,
+        each a URI of at most `MAX_URI_CHARS`)."""
         caps = self.app.capabilities()
         honoured: dict[str, Any] = {}
         for kind, flag in LIST_FLAGS.items():
@@ -167,7 +170,8 @@ class Front:
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and caps.get("resources", {}).get("subscribe"):
             fitting = [u for u in uris if isinstance(u, str) and len(u) <= MAX_URI_CHARS][:MAX_SUBSCRIPTIONS]
-            honoured["resourceSubscriptions"] = [u for u in fitting if await self.app.may_subscribe(u, principal)]
+            allowed = readable(self.app, fitting, scopes)
+            honoured["resourceSubscriptions"] = [u for u in allowed if await self.app.may_subscribe(u, principal)]
         return honoured
 
     async def _legacy(self, request: Request, message: Message, caller: Identity | None) -> Inbound:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import decimal
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -81,12 +82,19 @@ def _as_header_text(value: Any) -> str | None:
 
 def _same(header_value: str, body_value: Any) -> bool:
     if isinstance(body_value, (int, float)) and not isinstance(body_value, bool):
-        try:
-            return float(header_value) == float(body_value)
-        except ValueError:
-            return False
+        return _number(header_value) == _number(body_value)
     expected = _as_header_text(body_value)
     return expected is not None and header_value == expected
+
+
+def _number(value: str | int | float) -> decimal.Decimal | None:
+    """A number compared exactly, however large (a float conversion overflows past 1e308); None if it is
+    not one (or not finite)."""
+    try:
+        number = decimal.Decimal(value if isinstance(value, str) else repr(value))
+    except (decimal.InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
 
 
 def validate(

@@ -35,6 +35,8 @@ class LiveCall:
         self.generation = 0
         """Bumped by `close_stream()`: consumers of an older generation end their HTTP response."""
         self.task: asyncio.Task[None] | None = None
+        self.scopes: frozenset[str] = frozenset()
+        """What the call reaches needs (a GET resuming it must hold them too)."""
         self._log = events if session_id is not None else None
         self._committed = False
         """Whether the call's events go to the event log as they come (once it answers with an SSE stream:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import secrets
 import time
@@ -27,15 +28,17 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..auth.guard import Denied
 from ..config import Settings
 from ..dispatch.context import Channel, RequestContext, Resumption, WaitInterrupted
 from ..dispatch.dispatcher import Dispatcher
 from ..observe.invocation import count
 from ..polling import Backoff
 from ..protocol import jsonrpc
-from ..protocol.errors import MCPError
+from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.ids import CallInputId, CallStream
 from ..protocol.jsonrpc import Message, RequestId
+from ..protocol.limits import MAX_RECORDED_ANSWERS_BYTES
 from ..server.context import CallSuspended
 from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import CallStore, EventLog
@@ -110,7 +113,8 @@ class ResumableCalls:
             deadline=deadline(http, self.settings.max_wait_seconds),
         )
         handling = asyncio.ensure_future(self.dispatcher.handle(message, context, channel))
-        watched = record if record is not None else CallRecord(session_id, stream, "", message.raw, started, 0.0)
+        request = jsonrpc.replayable(message.raw)
+        watched = record if record is not None else CallRecord(session_id, stream, "", request, started, 0.0)
         watcher = asyncio.ensure_future(self._watch(handling, run, watched))
         try:
             try:
@@ -155,7 +159,7 @@ class ResumableCalls:
                 session_id,
                 stream,
                 nonce,
-                message.raw,
+                jsonrpc.replayable(message.raw),
                 started,
                 now + self.settings.session_ttl_seconds,
                 delivered=run.sent,
@@ -251,12 +255,25 @@ class ResumableCalls:
             message = jsonrpc.classify(record.request)
         except MCPError:
             return unknown_event_id()
+        unmet = self.dispatcher.app.unmet_scopes(context.scopes, message.method or "", message.params or {})
+        if unmet:  # the same principal, now with a token that may not use what the call reaches: no re-run
+            raise Denied(403, "the token lacks a scope this operation needs", "insufficient_scope", unmet)
         count("CallsResumed")
         return await self.run(http, message, context, record)
 
     async def answer(self, session_id: str, answered: CallInputId, response: dict[str, Any]) -> bool:
-        """Store the client's response to one of our requests; False if it answers none of this session's."""
-        return await self.calls.answer(session_id, answered.stream.format(), answered.nonce, answered.key, response)
+        """Store the client's response to one of our requests; False if it answers none of this session's
+        (or a request the call does not await). An answer that would take the call's answers over
+        `MAX_RECORDED_ANSWERS_BYTES` is stored as a client error, which the handler sees on its re-run."""
+        stream = answered.stream.format()
+        record = await self.calls.get(session_id, stream, time.time())
+        if record is None or record.nonce != answered.nonce or answered.key not in record.awaiting:
+            return False
+        size = len(json.dumps([record.answers, response], separators=(",", ":")))
+        if size > MAX_RECORDED_ANSWERS_BYTES:
+            message = f"The call's answers would take more than {MAX_RECORDED_ANSWERS_BYTES} bytes"
+            response = jsonrpc.error_message(response.get("id"), {"code": INVALID_PARAMS, "message": message})
+        return await self.calls.answer(session_id, stream, answered.nonce, answered.key, response)
 
     async def cancelled(self, session_id: str, request_id: RequestId) -> bool:
         """Whether a `notifications/cancelled` for this request id arrived (on any instance)."""

@@ -19,6 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from ..auth.guard import Denied
 from ..config import Settings
 from ..dispatch.context import Channel
 from ..dispatch.dispatcher import Dispatcher
@@ -60,6 +61,7 @@ class StreamingTransport:
         session_id = context.session.session_id if context.session else None
         resumable = session_id is not None and versions.at_least(context.version, "2025-11-25")
         live = LiveCall(session_id, message.id, self.events if resumable else None)
+        live.scopes = self.app.scopes_for(message.method or "", message.params or {})
         channel = Channel(send=live.push, is_cancelled=lambda: live.cancelled)
         if session_id is not None:
             timeout = self.settings.server_request_timeout_seconds
@@ -154,10 +156,15 @@ class StreamingTransport:
         (live if the call still runs here, else replayed from the event log)."""
         last, session = resume.last, resume.session
         if last is None:
-            return _stream(self._session_stream(session))
+            return _stream(self._session_stream(session, resume.context.scopes))
         if isinstance(last, ChangesCursor):
             return unknown_event_id()  # only buffered GET streams mint change cursors
         live = self.calls.get((session.session_id, last.stream))
+        scopes = resume.context.scopes
+        if live is not None and scopes is not None and not live.scopes <= scopes:
+            # the same principal with a token that may not use what the call reaches (a call delivered
+            # already, replayed below from the log, gives the client nothing it did not have)
+            raise Denied(403, "the token lacks a scope this operation needs", "insufficient_scope", live.scopes)
         if live is not None:
             position = live.position_after(last.format())
             if position is not None:
@@ -167,7 +174,7 @@ class StreamingTransport:
             return unknown_event_id()
         return sse_reply(b"".join(sse.event(e.message, e.event_id) for e in replay[1] if e.message is not None))
 
-    async def _session_stream(self, session: SessionRecord) -> AsyncIterator[bytes]:
+    async def _session_stream(self, session: SessionRecord, scopes: frozenset[str] | None) -> AsyncIterator[bytes]:
         """The standalone GET stream: list changes and updates of subscribed resources."""
         yield b": stream open\n\n"
         async for change in changes.follow(self.app.changes):
@@ -180,7 +187,8 @@ class StreamingTransport:
                 if current is None:
                     return
                 subscriptions = current.subscriptions
-            notification = changes.notification_for(change, changes.every_list(subscriptions), session.principal)
+            wanted = changes.every_list(changes.readable(self.app, subscriptions, scopes))
+            notification = changes.notification_for(change, wanted, session.principal)
             if notification is not None:
                 yield sse.event(notification)
 
