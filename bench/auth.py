@@ -144,18 +144,13 @@ def warm_requests(issuer: LocalIssuer, count: int) -> dict[str, list[float]]:
     from lambda_mcp.config import Settings
     from lambda_mcp.kit import build_kit
     from lambda_mcp.loader import load_app
-    from lambda_mcp.transport.app import create_app
 
     _asyncio.set_event_loop(_asyncio.new_event_loop())
     app = load_app(APP)
+    jwt_settings = Settings(auth="jwt", auth_issuer=issuer.url, auth_audience=RESOURCE)
     handlers = {
-        "none": Mangum(create_app(build_kit(app, Settings(), streaming=False)), lifespan="off"),
-        "jwt": Mangum(
-            create_app(
-                build_kit(app, Settings(auth="jwt", auth_issuer=issuer.url, auth_audience=RESOURCE), streaming=False)
-            ),
-            lifespan="off",
-        ),
+        "none": Mangum(build_kit(app, Settings(), streaming=False).asgi(), lifespan="off"),
+        "jwt": Mangum(build_kit(app, jwt_settings, streaming=False).asgi(), lifespan="off"),
     }
     events = {"none": event(None), "jwt": event(issuer.token(RESOURCE))}
     timings: dict[str, list[float]] = {"none": [], "jwt": []}

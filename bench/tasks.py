@@ -175,7 +175,7 @@ def main() -> int:
         time.sleep(2)  # let the workers drain before timing waits
 
         # -- completion -> tasks/result ----------------------------------------------------
-        assert kit.tasks is not None
+        assert kit.task_runtime is not None
         delays: list[float] = []
         for i in range(args.waits):
             create = {
@@ -197,10 +197,10 @@ def main() -> int:
             thread = threading.Thread(target=wait_for_result)
             thread.start()
             thread.join(timeout=60)
-            record = asyncio.new_event_loop().run_until_complete(kit.tasks.store.get(task_id, time.time()))
+            record = asyncio.new_event_loop().run_until_complete(kit.task_runtime.store.get(task_id, time.time()))
             assert record is not None and record.status == "completed" and answered
             delays.append((answered[0] - record.updated_at) * 1000)
-        poll = kit.tasks.poll_interval_ms
+        poll = kit.task_runtime.poll_interval_ms
         print(f"worker completion -> tasks/result answered: {_summary(delays)}; poll interval {poll} ms")
         print(f"within one poll interval: {sum(d <= poll for d in delays)}/{len(delays)}")
     finally:

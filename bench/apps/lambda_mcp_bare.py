@@ -4,6 +4,5 @@ record): bench/run.py compares it with `lambda_mcp.entrypoints.http` to measure 
 from mangum import Mangum
 
 from lambda_mcp.entrypoints._kit import lambda_kit
-from lambda_mcp.transport.app import create_app
 
-handler = Mangum(create_app(lambda_kit()), lifespan="off")
+handler = Mangum(lambda_kit().asgi(), lifespan="off")

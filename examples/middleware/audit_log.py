@@ -12,10 +12,10 @@ import time
 from typing import Any
 
 from lambda_mcp import MCPError
-from lambda_mcp.middleware import CallNext, Request
+from lambda_mcp.middleware import CallNext, RequestInfo
 
 
-async def audit(request: Request, call_next: CallNext) -> dict[str, Any]:
+async def audit(request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
     started = time.perf_counter()
     outcome = "ok"
     try:

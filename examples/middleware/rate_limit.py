@@ -18,7 +18,7 @@ from typing import Any
 import anyio.to_thread
 
 from lambda_mcp import MCPError
-from lambda_mcp.middleware import CallNext, Request
+from lambda_mcp.middleware import CallNext, RequestInfo
 
 RATE_LIMITED = -32000
 
@@ -39,7 +39,7 @@ class RateLimit:
         self.methods = frozenset(methods)
         self._client = client
 
-    async def __call__(self, request: Request, call_next: CallNext) -> dict[str, Any]:
+    async def __call__(self, request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
         if request.method in self.methods and request.task_id is None:
             principal = request.principal or "anonymous"
             window = int(time.time() // self.window_seconds)

@@ -8,8 +8,9 @@ app = MCPApp("weather", version="1.0.0")
 
 from .protocol.errors import MCPError
 from .server.app import MCPApp
-from .server.context import CancelledByClient, ClientError, Context
+from .server.context import ClientError, Context
 from .server.errors import ToolError
+from .server.suspensions import CancelledByClient
 
 __all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
 

@@ -13,13 +13,19 @@ from .dispatch.runner import HandlerRunner
 from .server.app import MCPApp
 from .state_keys import KeyRing, SecretKey
 from .storage.cached import CachedSessions
-from .storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
-from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore
-from .tasks import InMemoryTaskStore, TaskStore
+from .storage.memory import (
+    InMemoryCallStore,
+    InMemoryChangeLog,
+    InMemoryEventLog,
+    InMemorySessionStore,
+    InMemoryTaskStore,
+)
+from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore, TaskStore
 from .tasks.execution import Execute, Executor
 from .tasks.inprocess import InProcessExecutor
 from .tasks.runtime import TaskRuntime
 from .transport.access import Access
+from .transport.app import HttpApp, create_app
 from .transport.buffered import BufferedTransport
 from .transport.endpoint import MCPEndpoint, Transport
 from .transport.front import Front
@@ -74,7 +80,11 @@ class Kit:
     dispatcher: Dispatcher
     endpoint: MCPEndpoint
     access: Access
-    tasks: TaskRuntime | None = None
+    task_runtime: TaskRuntime | None = None
+
+    def asgi(self, path: str = "/mcp") -> HttpApp:
+        """The ASGI application serving this kit: `/mcp`, the well-known documents, `/healthz`."""
+        return create_app(self.endpoint, self.access, self.app.lifespans, self.endpoint.front.origins, path)
 
     @property
     def sessions(self) -> SessionStore:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 from lambda_mcp import MCPApp
 
 app = MCPApp("blocking", version="1.0.0")
+BLOCKING = threading.Event()
+"""Set while `blocking` holds its thread (what a test waits for before it sends the next request)."""
 
 
 @app.tool()
 def blocking(seconds: float) -> str:
     """Blocks its thread for `seconds` (a sync tool doing I/O the old way)."""
+    BLOCKING.set()
     time.sleep(seconds)
     return "slept"
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from lambda_mcp import MCPApp, MCPError, ToolError
-from lambda_mcp.middleware import CallNext, Request
+from lambda_mcp.middleware import CallNext, RequestInfo
 
 app = MCPApp("guarded-test", version="1.0.0")
-seen: list[Request] = []
+seen: list[RequestInfo] = []
 order: list[str] = []
 
 
 @app.middleware
-async def record(request: Request, call_next: CallNext) -> dict[str, Any]:
+async def record(request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
     seen.append(request)
     order.append("outer in")
     result = await call_next(request)
@@ -22,7 +22,7 @@ async def record(request: Request, call_next: CallNext) -> dict[str, Any]:
 
 
 @app.middleware
-async def refuse(request: Request, call_next: CallNext) -> dict[str, Any]:
+async def refuse(request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
     order.append("inner")
     name = request.params.get("name")
     if name == "forbidden":
@@ -34,7 +34,7 @@ async def refuse(request: Request, call_next: CallNext) -> dict[str, Any]:
     return await call_next(request)
 
 
-def _with_arguments(request: Request, arguments: dict[str, Any]) -> Request:
+def _with_arguments(request: RequestInfo, arguments: dict[str, Any]) -> RequestInfo:
     import dataclasses
 
     return dataclasses.replace(request, params={**request.params, "arguments": arguments})

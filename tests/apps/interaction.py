@@ -109,3 +109,32 @@ async def link_account(ctx: Context) -> str:
 async def needs_authorization(ctx: Context) -> str:
     """Ends with -32042 until the user completed the authorization flow."""
     raise ctx.url_elicitation_required("Authorize access first", "https://example.com/authorize")
+
+
+async def _two_of_each(ctx: Context) -> str:
+    first = await ctx.elicit("First?", NAME_SCHEMA)
+    second = await ctx.elicit("Second?", NAME_SCHEMA)
+    one = await ctx.sample("one")
+    two = await ctx.sample("two")
+    names = [(answer.get("content") or {}).get("name") for answer in (first, second)]
+    return f"{names[0]}/{names[1]}|{one.text}/{two.text}"
+
+
+@app.tool()
+async def twice(ctx: Context) -> str:
+    """Two questions and two samples, none with a key: each is asked, in the order of the run."""
+    return await _two_of_each(ctx)
+
+
+@app.tool(task_support="required")
+async def twice_as_task(ctx: Context) -> str:
+    """The same, as a task."""
+    return await _two_of_each(ctx)
+
+
+@app.tool()
+async def same_key_twice(ctx: Context) -> str:
+    """A developer error: one explicit key for two questions."""
+    await ctx.elicit("First?", NAME_SCHEMA, key="name")
+    await ctx.elicit("Second?", NAME_SCHEMA, key="name")
+    return "unreachable"

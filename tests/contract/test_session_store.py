@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lambda_mcp.storage import ConflictError, NotFoundError, SessionRecord, SessionStore
+from tests.support.records import session_record
 
 pytestmark = pytest.mark.anyio
 
@@ -12,13 +13,12 @@ pytestmark = pytest.mark.anyio
 def _record(
     session_id: str = "s1", expires_at: float = 4_000_000_000, principal: str | None = "alice"
 ) -> SessionRecord:
-    return SessionRecord(
-        session_id=session_id,
-        protocol_version="2025-11-25",
+    return session_record(
+        session_id,
+        expires_at,
         client_capabilities={"sampling": {}, "elicitation": {"form": {}}},
         client_info={"name": "client", "version": "1.0"},
         created_at=1_700_000_000.5,
-        expires_at=expires_at,
         principal=principal,
         touched_at=1_700_000_000.5,
     )

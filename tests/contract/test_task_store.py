@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from lambda_mcp.storage import ConflictError
+from lambda_mcp.storage.records import listed
 from lambda_mcp.tasks import InvalidTransition, TaskRecord, TaskStore, new_task_id, transition
-from lambda_mcp.tasks.model import listed
 
 pytestmark = pytest.mark.anyio
 NOW = 1_800_000_000.0

@@ -31,7 +31,6 @@ from lambda_mcp.protocol.ids import parse_event_id
 from lambda_mcp.storage.dynamodb import keys
 from lambda_mcp.storage.memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
 from lambda_mcp.tasks import InMemoryTaskStore
-from lambda_mcp.transport.app import create_app
 from tests.support.issuer import LocalIssuer
 from tests.support.processes import ROOT
 from tests.support.recorder import Recorder
@@ -393,7 +392,7 @@ class Target:
 
 
 class LambdaTarget(Target):
-    """`Mangum(create_app(build_kit(app, settings, streaming=False)))` fed API Gateway HTTP API v2 events."""
+    """`Mangum(build_kit(app, settings, streaming=False).asgi())` fed API Gateway HTTP API v2 events."""
 
     name = "lambda"
     host = DOMAIN
@@ -404,7 +403,7 @@ class LambdaTarget(Target):
         asyncio.set_event_loop(self.loop)
         settings = Settings(state_key=b"fuzz-key", auth="none", max_wait_seconds=1.0)
         self.kit = self.build(settings, streaming=False, local=False)
-        self.guard = Guard(create_app(self.kit))
+        self.guard = Guard(self.kit.asgi())
         self.handler = Mangum(self.guard, lifespan="off")
         self.seed()
 
@@ -442,7 +441,7 @@ class StreamingTarget(Target):
         super().__init__()
         settings = Settings(state_key=b"fuzz-key", auth="none", server_request_timeout_seconds=2.0)
         self.kit = self.build(settings, streaming=True, local=True)
-        self.guard = Guard(create_app(self.kit))
+        self.guard = Guard(self.kit.asgi())
         transport = httpx.ASGITransport(app=self.guard, raise_app_exceptions=False)
         self.client = httpx.AsyncClient(transport=transport, base_url=f"http://{LOCAL_HOST}")
         self.seed()
@@ -584,7 +583,7 @@ class AuthLambdaTarget(AuthTarget, LambdaTarget):
         Target.__init__(self)
         asyncio.set_event_loop(self.loop)
         self.kit = self.build(self.auth_settings(), streaming=False, local=False, app_path=SCOPED)
-        self.guard = Guard(create_app(self.kit))
+        self.guard = Guard(self.kit.asgi())
         self.handler = Mangum(self.guard, lifespan="off")
 
 
@@ -594,7 +593,7 @@ class AuthStreamingTarget(AuthTarget, StreamingTarget):
     def __init__(self) -> None:
         Target.__init__(self)
         self.kit = self.build(self.auth_settings(), streaming=True, local=True, app_path=SCOPED)
-        self.guard = Guard(create_app(self.kit))
+        self.guard = Guard(self.kit.asgi())
         transport = httpx.ASGITransport(app=self.guard, raise_app_exceptions=False)
         self.client = httpx.AsyncClient(transport=transport, base_url=f"http://{LOCAL_HOST}")
 

@@ -51,13 +51,6 @@ INITIALIZE = {
 }
 
 
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer()
-    yield issuer
-    issuer.stop()
-
-
 def _serve(
     issuer: LocalIssuer,
     tmp: Path,

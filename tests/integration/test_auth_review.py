@@ -13,10 +13,9 @@ import base64
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 import pytest
 
 from lambda_mcp.config import Settings
@@ -27,19 +26,13 @@ from lambda_mcp.protocol.limits import MAX_ARGUMENTS_BYTES, MAX_CLIENT_DATA_BYTE
 from lambda_mcp.protocol.names import META_CAPABILITIES
 from tests.support.client import META, MCPTestClient
 from tests.support.issuer import LocalIssuer
+from tests.support.polling import until
 from tests.support.processes import ROOT
 
 pytestmark = pytest.mark.anyio
 RESOURCE = "http://127.0.0.1:8000/mcp"
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 ELICIT = {"elicitation": {}}
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer()
-    yield issuer
-    issuer.stop()
 
 
 def _kit(issuer: LocalIssuer, *, streaming: bool = False, **settings: Any) -> Kit:
@@ -116,14 +109,14 @@ async def test_tasks_update_refuses_answers_over_the_caps(issuer: LocalIssuer) -
     try:
         created = await client.modern("tools/call", {"name": "survey", "arguments": {}}, headers=token, meta=caps)
         task_id = created.result["taskId"]
-        with anyio.fail_after(5):
-            while True:
-                got = await client.modern(
-                    "tasks/get", {"taskId": task_id}, headers={**token, "mcp-name": task_id}, meta=caps
-                )
-                if got.result["status"] == "input_required":
-                    break
-                await anyio.sleep(0.02)
+
+        async def asking() -> bool:
+            got = await client.modern(
+                "tasks/get", {"taskId": task_id}, headers={**token, "mcp-name": task_id}, meta=caps
+            )
+            return bool(got.result["status"] == "input_required")
+
+        await until(asking, what="the task to ask")
         big = {"q0": {"action": "accept", "content": {"text": "x" * 70_000}}}
         refused = await client.modern(
             "tasks/update",

@@ -8,7 +8,7 @@ and `ctx.scopes`. With auth `none`, scopes are not enforced.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -23,13 +23,6 @@ from tests.support.processes import ROOT
 pytestmark = pytest.mark.anyio
 RESOURCE = "http://127.0.0.1:8000/mcp"
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer()
-    yield issuer
-    issuer.stop()
 
 
 def _client(issuer: LocalIssuer, *, auth: str = "jwt", streaming: bool = False) -> MCPTestClient:

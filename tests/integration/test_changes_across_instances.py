@@ -8,7 +8,6 @@ it up on whichever instance serves the next poll.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,9 @@ import pytest
 from lambda_mcp.config import Settings
 from lambda_mcp.kit import build_kit
 from lambda_mcp.loader import load_app
-from lambda_mcp.transport.app import create_app
 from tests.support.front_door import LambdaPair
 from tests.support.legacy_client import LegacyClient
+from tests.support.polling import wait_until
 from tests.support.processes import ROOT
 from tests.support.recorder import Recorder
 
@@ -65,11 +64,8 @@ def _poll(client: LegacyClient, last_event_id: str | None) -> tuple[list[dict[st
 
 
 def _wait_completed(client: LegacyClient, task_id: str) -> None:
-    for _ in range(100):
-        if client.call("tasks/get", {"taskId": task_id})["result"]["status"] == "completed":
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"task {task_id} did not complete")
+    status = lambda: client.call("tasks/get", {"taskId": task_id})["result"]["status"] == "completed"  # noqa: E731
+    wait_until(status, what=f"task {task_id} to complete")
 
 
 def test_a_resource_update_from_the_worker_reaches_a_subscribed_client_on_another_instance(
@@ -109,7 +105,7 @@ def test_list_changes_reach_every_session_polling_the_get_stream(pair: LambdaPai
 def test_the_get_stream_is_405_when_the_deployment_turns_it_off(tmp_path: Path) -> None:
     app = load_app(str(ROOT / APP))
     kit = build_kit(app, Settings(state_key=b"k", get_stream=False), streaming=False, local=True)
-    transport = httpx.ASGITransport(app=create_app(kit))
+    transport = httpx.ASGITransport(app=kit.asgi())
 
     async def run() -> int:
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,8 +20,9 @@ import pytest
 from lambda_mcp.config import Settings
 from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
-from lambda_mcp.transport import resumable
-from lambda_mcp.transport.app import create_app
+from lambda_mcp.protocol.ids import CallStream
+from lambda_mcp.transport.buffered import calls as suspended_calls
+from tests.support.polling import until
 from tests.support.processes import ROOT
 from tests.support.recorder import Recorder
 
@@ -33,12 +35,12 @@ class Instances:
 
     def __init__(self) -> None:
         app = load_app(str(ROOT / "tests/apps/interaction.py"))
-        shared = Stores.memory()
+        shared = self.stores = Stores.memory()
         settings = Settings(state_key=b"k", retry_ms=50)
         self.clients = [
             httpx.AsyncClient(
                 transport=httpx.ASGITransport(
-                    app=create_app(build_kit(app, settings, streaming=False, local=True, stores=shared))
+                    app=build_kit(app, settings, streaming=False, local=True, stores=shared).asgi()
                 ),
                 base_url="http://127.0.0.1:8000",
             )
@@ -203,7 +205,7 @@ async def test_a_decline_and_a_client_error_reach_the_handler(instances: Instanc
 async def test_answers_are_bound_to_the_session_that_was_asked(
     instances: Instances, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(resumable, "ANSWER_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(suspended_calls, "ANSWER_WAIT_SECONDS", 0.3)
     alice = await Session.start(instances, {"roots": {}})
     mallory = await Session.start(instances, {"roots": {}})
     [ask] = _requests(await alice.call("roots"))
@@ -234,7 +236,12 @@ async def test_a_cancel_on_the_other_instance_stops_a_running_call_without_a_res
     session = await Session.start(instances, {})
     session.instances.turn = 0
     running = asyncio.ensure_future(session.call("until_cancelled", {"seconds": 10}))
-    await asyncio.sleep(1.5)  # a running call leaves its marker after its first second
+    stream = CallStream(session.ids + 1).format()  # the id `call` is about to use
+
+    async def marked() -> bool:  # a running call leaves its marker after its first second
+        return await instances.stores.calls.get(session.session_id, stream, time.time()) is not None
+
+    await until(marked, what="the running call's marker")
     assert await session.notify("notifications/cancelled", {"requestId": session.ids, "reason": "user"}) == 202
     started = asyncio.get_running_loop().time()
     messages = await asyncio.wait_for(running, 5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from typing import Any
 
@@ -20,8 +21,8 @@ from lambda_mcp.local.context import LambdaContext
 from lambda_mcp.local.poller import queue_arn, sqs_event
 from lambda_mcp.local.queue import InMemoryQueue
 from lambda_mcp.tasks import sqs as task_queue
-from lambda_mcp.transport.app import create_app
 from lambda_mcp.worker import handle_event
+from tests.support.polling import until
 from tests.support.processes import ROOT
 
 APP = str(ROOT / "tests/apps/blocking.py")
@@ -38,7 +39,8 @@ def _call(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, str]]:
 @pytest.mark.anyio
 async def test_a_sync_tool_does_not_block_a_concurrent_request_on_the_streaming_server() -> None:
     kit = build_kit(load_app(APP), Settings(state_key=b"k"), streaming=True, local=True)
-    transport = httpx.ASGITransport(app=create_app(kit))
+    app = sys.modules["_lambda_mcp_user_blocking"]  # the app's module, as load_app names it
+    transport = httpx.ASGITransport(app=kit.asgi())
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000", timeout=30) as http:
         timings: dict[str, float] = {}
 
@@ -51,7 +53,7 @@ async def test_a_sync_tool_does_not_block_a_concurrent_request_on_the_streaming_
 
         async with anyio.create_task_group() as group:
             group.start_soon(timed, "blocking", {"seconds": 2.0})
-            await anyio.sleep(0.2)  # the sync tool is running by now
+            await until(app.BLOCKING.is_set, what="the sync tool to hold its thread")
             group.start_soon(timed, "quick", {})
     assert timings["blocking"] >= 2.0
     assert timings["quick"] < 1.0, timings  # answered while the sync tool still blocked its thread
@@ -62,7 +64,7 @@ def test_a_worker_batch_of_four_slow_tasks_takes_about_the_time_of_one() -> None
     task_queue.use_client(queue.url, queue)
     settings = Settings(state_key=b"k", task_queue_url=queue.url)
     kit = build_kit(load_app(APP), settings, streaming=False, local=True, stores=Stores.memory())
-    runtime = kit.tasks
+    runtime = kit.task_runtime
     assert runtime is not None
 
     async def create_four() -> list[str]:

@@ -12,7 +12,6 @@ import pytest
 from lambda_mcp.config import Settings
 from lambda_mcp.kit import build_kit
 from lambda_mcp.loader import load_app
-from lambda_mcp.transport.app import create_app
 from tests.support.processes import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -29,7 +28,7 @@ INITIALIZE = {
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     app = load_app(str(ROOT / "examples/conformance/server.py"))
     kit = build_kit(app, Settings(state_key=b"k", allowed_origins=(APP_ORIGIN,)), streaming=False, local=True)
-    transport = httpx.ASGITransport(app=create_app(kit))
+    transport = httpx.ASGITransport(app=kit.asgi())
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:
         yield client
 

@@ -96,8 +96,8 @@ async def test_a_task_with_oversized_arguments_is_refused_and_nothing_is_stored(
         junk = {"name": "quick", "arguments": {"label": "x" * 380_000}, "task": {"ttl": 60000}}
         refused = await mcp.legacy("tools/call", junk)
         assert refused.error["code"] == -32602 and "arguments" in refused.error["message"]
-        assert mcp.kit.tasks is not None
-        owned, _ = await mcp.kit.tasks.store.list_owned(f"session:{mcp.session_id}", time.time())
+        assert mcp.kit.task_runtime is not None
+        owned, _ = await mcp.kit.task_runtime.store.list_owned(f"session:{mcp.session_id}", time.time())
         assert owned == []
     finally:
         await mcp.close()

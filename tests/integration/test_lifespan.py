@@ -23,7 +23,7 @@ from tests.support.processes import ROOT, lambda_mcp_dev
 APP = "tests/apps/lifespan.py"
 INVOKE = textwrap.dedent(
     """
-    import json, sys, time
+    import json, signal, sys
     from lambda_mcp.entrypoints.http import handler
     from lambda_mcp.local.context import LambdaContext
 
@@ -34,7 +34,7 @@ INVOKE = textwrap.dedent(
         answer = handler(event, LambdaContext())
         print(json.loads(answer["body"])["result"]["structuredContent"], flush=True)
     print("ready", flush=True)
-    time.sleep(60)
+    signal.pause()  # until the test stops the process
     """
 )
 

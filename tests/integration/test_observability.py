@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,8 @@ import pytest
 from lambda_mcp.local.gateways import http_api_event
 from lambda_mcp.observe.invocation import Metric
 from lambda_mcp.observe.powertools import Emf
+from tests.support.events import body_of
+from tests.support.polling import wait_until
 from tests.support.processes import ROOT, lambda_mcp_dev
 
 MODERN = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
@@ -54,13 +55,6 @@ def _tool_event(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return http_api_event("POST", "/mcp", headers, json.dumps(body).encode(), "127.0.0.1")
 
 
-def _body(response: dict[str, Any]) -> str:
-    import base64
-
-    raw = response.get("body") or ""
-    return base64.b64decode(raw).decode() if response.get("isBase64Encoded") else raw
-
-
 def test_invoke_prints_one_json_line_for_the_request_with_its_metrics(tmp_path: Path) -> None:
     event = ROOT / "events/http-api-v2/modern_tools_call.json"
     lines, response = _invoke(event, "examples/conformance/server.py", tmp_path)
@@ -83,9 +77,9 @@ def test_invoke_prints_one_json_line_for_the_request_with_its_metrics(tmp_path: 
 
 def test_an_unexpected_tool_error_is_logged_with_its_traceback_and_never_reaches_the_client(tmp_path: Path) -> None:
     lines, response = _invoke(_tool_event("leaky", {}), "tests/apps/observed.py", tmp_path)
-    answered = json.loads(_body(response))["result"]
+    answered = json.loads(body_of(response))["result"]
     text = answered["content"][0]["text"]
-    assert answered["isError"] is True and "secret" not in _body(response) and "hunter2" not in _body(response)
+    assert answered["isError"] is True and "secret" not in body_of(response) and "hunter2" not in body_of(response)
     reference = text.rsplit("reference ", 1)[1].rstrip(")")
     error, request = lines
     assert error["level"] == "ERROR" and error["error_reference"] == reference
@@ -95,7 +89,7 @@ def test_an_unexpected_tool_error_is_logged_with_its_traceback_and_never_reaches
 
 def test_a_tool_error_is_the_users_message_and_no_error_is_logged(tmp_path: Path) -> None:
     lines, response = _invoke(_tool_event("picky", {"city": "Lima"}), "tests/apps/observed.py", tmp_path)
-    answered = json.loads(_body(response))["result"]
+    answered = json.loads(body_of(response))["result"]
     assert answered["isError"] is True
     assert answered["content"][0]["text"] == "No forecast for Lima: pick a city in Europe"
     (request,) = lines
@@ -128,12 +122,12 @@ def test_the_workers_line_for_a_task_carries_the_correlation_id_of_the_request_t
         headers = {"accept": "application/json", **MODERN, "mcp-name": "report"}
         created = httpx.post(server.url, json=body, headers=headers, timeout=30).json()["result"]
         task_id = created["taskId"]
-        lines: list[dict[str, Any]] = []
-        for _ in range(100):
+
+        def logged() -> list[dict[str, Any]] | None:
             lines = [json.loads(x) for x in server.output().splitlines() if x.startswith('{"level"')]
-            if any(line.get("message") == "task run" for line in lines):
-                break
-            time.sleep(0.1)
+            return lines if any(line.get("message") == "task run" for line in lines) else None
+
+        lines = wait_until(logged, what="the worker's line for the task run")
     finally:
         server.stop()
     (request,) = [line for line in lines if line.get("message") == "request" and line.get("task_id") == task_id]

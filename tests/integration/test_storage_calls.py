@@ -6,7 +6,6 @@ writes only when the session's sliding expiry is due (at most once per `session_
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +19,7 @@ from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
 from lambda_mcp.storage.dynamodb import create_table
 from tests.support.client import MCPTestClient
+from tests.support.polling import after, wait_until
 from tests.support.processes import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -97,7 +97,7 @@ async def test_a_legacy_request_reads_its_session_once_and_touches_it_rarely(dyn
             exchange = await mcp.legacy(method, params)
             assert exchange.status == 200, exchange.body
             assert calls.take() == {"GetItem": 1}, method
-        time.sleep(0.6)  # the touch interval passes: the next request slides the expiry, once
+        wait_until(after(0.6), what="the touch interval to pass")  # the next request slides the expiry, once
         await mcp.legacy("tools/list")
         assert calls.take() == {"GetItem": 1, "UpdateItem": 1}
         await mcp.legacy("tools/list")

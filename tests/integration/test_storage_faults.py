@@ -14,7 +14,6 @@ task completes. Backoff delays are cut to milliseconds; the retry decisions are 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import time
@@ -38,6 +37,7 @@ from lambda_mcp.tasks import sqs as task_queue
 from lambda_mcp.worker import handle_event
 from tests.support import fault_app
 from tests.support.client import Exchange, MCPTestClient
+from tests.support.polling import until
 from tests.support.queues import create_task_queues
 
 pytestmark = pytest.mark.anyio
@@ -318,16 +318,16 @@ async def test_a_task_resumed_while_the_queue_is_down_is_queued_by_the_sweeper(s
         created = await client.legacy("tools/call", {"name": "approve", "arguments": {}, "task": {}})
         task_id = created.result["task"]["taskId"]
         source = _worker(stack, sweep_seconds=3600).start()  # this test sweeps by hand
-        assert stack.kit.tasks is not None
+        assert stack.kit.task_runtime is not None
         parked = await _wait(stack, task_id, lambda r: r.status == "input_required")
         (key,) = parked.input_requests
         stack.faults.arm("sqs.SendMessage", "unreachable")
-        answered = await stack.kit.tasks.answer(parked, {key: {"action": "accept", "content": {"ok": True}}})
+        answered = await stack.kit.task_runtime.answer(parked, {key: {"action": "accept", "content": {"ok": True}}})
         assert answered.status == "working"
         stack.faults.clear()
-        held = await stack.kit.tasks.store.get(task_id, time.time())
+        held = await stack.kit.task_runtime.store.get(task_id, time.time())
         assert held is not None and held.status == "working" and held.due_at <= time.time()
-        assert (await stack.kit.tasks.sweep())["requeued"] == 1
+        assert (await stack.kit.task_runtime.sweep())["requeued"] == 1
         final = await _wait(stack, task_id, lambda r: r.terminal)
         assert final.status == "completed" and final.result is not None
         assert final.result["content"][0]["text"] == "approved=True"
@@ -345,8 +345,8 @@ async def worker(stack: Stack) -> AsyncIterator[Stack]:
 
 
 def _worker(stack: Stack, sweep_seconds: float = 1) -> LocalEventSource:
-    assert stack.kit.tasks is not None
-    runtime = stack.kit.tasks
+    assert stack.kit.task_runtime is not None
+    runtime = stack.kit.task_runtime
 
     def handler(event: dict[str, Any], context: Any) -> Any:
         return handle_event(runtime, event, context, stack.dead_letter_arn, stack.kit.stores.changes)
@@ -357,20 +357,19 @@ def _worker(stack: Stack, sweep_seconds: float = 1) -> LocalEventSource:
 
 
 async def _wait(stack: Stack, task_id: str, done: Callable[[Any], bool], timeout: float = 40) -> Any:
-    assert stack.kit.tasks is not None
-    deadline = time.monotonic() + timeout
-    record = None
-    while time.monotonic() < deadline:
-        record = await stack.kit.tasks.store.get(task_id, time.time())
-        if record is not None and done(record):
-            return record
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"task {task_id} stuck: {record}")
+    runtime = stack.kit.task_runtime
+    assert runtime is not None
+
+    async def reached() -> Any:
+        record = await runtime.store.get(task_id, time.time())
+        return record if record is not None and done(record) else None
+
+    return await until(reached, timeout=timeout, what=f"task {task_id} (stuck?)")
 
 
 async def _create(stack: Stack, label: str, seconds: float = 0.3) -> str:
-    assert stack.kit.tasks is not None
-    record = await stack.kit.tasks.create(
+    assert stack.kit.task_runtime is not None
+    record = await stack.kit.task_runtime.create(
         owner="principal:faults",
         method="tools/call",
         params={"name": "counted", "arguments": {"label": label, "seconds": seconds}},
@@ -399,7 +398,7 @@ async def test_a_worker_whose_finish_fails_reruns_the_task_after_its_lease(worke
     task_id = await _create(worker, label, seconds=0.6)
     await _wait(worker, task_id, lambda r: r.lease_owner is not None)  # claimed and running
     worker.faults.arm("dynamodb.PutItem", "server error")  # its result cannot be saved
-    await asyncio.sleep(0.8)
+    await until(lambda: worker.faults.injected >= ATTEMPTS, what="the finish to fail")
     worker.faults.clear()
     assert worker.faults.injected >= ATTEMPTS
     final = await _wait(worker, task_id, lambda r: r.terminal)

@@ -7,7 +7,6 @@ The queue's visibility timeout is 2 s and the worker's invocation timeout 1 s (s
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import time
@@ -28,6 +27,7 @@ from lambda_mcp.tasks.runtime import TaskRuntime
 from lambda_mcp.worker import handle_event
 from tests.support import fault_app
 from tests.support.client import MCPTestClient
+from tests.support.polling import after, stagger, until
 from tests.support.queues import create_task_queues
 
 pytestmark = pytest.mark.anyio
@@ -62,14 +62,16 @@ class Stack:
         )
 
     async def final(self, task_id: str, timeout: float = 30) -> TaskRecord:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        async def terminal() -> TaskRecord | None:
             record = await self.runtime.store.get(task_id, time.time())
             assert record is not None
-            if record.terminal:
-                return record
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"task {task_id} still {record.status} after {timeout}s (stuck)")
+            return record if record.terminal else None
+
+        return await until(terminal, timeout=timeout, what=f"task {task_id} to end (stuck?)")
+
+    def drained(self) -> bool:
+        """Every message of the task queue and its dead-letter queue received and deleted."""
+        return self.queued(self.queue_url) == 0 and self.queued(self.dead_letter_url) == 0
 
     def queued(self, url: str) -> int:
         names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
@@ -89,8 +91,8 @@ def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.Mon
     queue_url, dead_letter_url, arn = queues.url, queues.dead_letter_url, queues.dead_letter_arn
     settings = Settings(table_name=table, task_queue_url=queue_url, task_dead_letter_arn=arn, state_key=b"k" * 32)
     kit = build_kit(fault_app.app, settings, streaming=False, local=True)
-    assert kit.tasks is not None
-    yield Stack(kit, kit.tasks, sqs, queue_url, dead_letter_url, arn)
+    assert kit.task_runtime is not None
+    yield Stack(kit, kit.task_runtime, sqs, queue_url, dead_letter_url, arn)
     boto3.client("dynamodb").delete_table(TableName=table)
 
 
@@ -107,7 +109,7 @@ async def test_a_message_delivered_three_times_runs_the_task_once(running: Stack
     for _ in range(2):  # two more deliveries of the same task, picked up concurrently
         running.sqs.send_message(QueueUrl=running.queue_url, MessageBody=json.dumps({"taskId": task.task_id}))
     final = await running.final(task.task_id)
-    await asyncio.sleep(1.5)  # let every copy be received and settled
+    await until(running.drained, what="every copy of the message to be received and settled")
     assert fault_app.runs[label] == 1
     assert final.status == "completed" and final.attempts == 1
     assert final.result is not None and final.result["content"][0]["text"] == f"{label} done"
@@ -130,17 +132,15 @@ async def test_a_worker_killed_every_time_ends_failed_through_the_dead_letter_qu
     assert final.status == "failed"
     assert final.error is not None and "dead-letter queue" in final.error["message"]
     assert fault_app.runs[label] == 3  # maxReceiveCount deliveries, then the dead-letter queue
-    await asyncio.sleep(0.5)
-    assert running.queued(running.queue_url) == 0 and running.queued(running.dead_letter_url) == 0
+    await until(running.drained, what="the dead letter to be deleted")
 
 
 async def _sweep_until(runtime: TaskRuntime, key: str) -> dict[str, int]:
-    for _ in range(50):  # the due index is eventually consistent
+    async def swept() -> dict[str, int] | None:  # the due index is eventually consistent
         counts = await runtime.sweep()
-        if counts[key]:
-            return counts
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"the sweeper never {key} the task")
+        return counts if counts[key] else None
+
+    return await until(swept, what=f"the sweeper to have {key} the task")
 
 
 async def test_the_sweeper_requeues_a_task_whose_lease_ran_out(stack: Stack) -> None:
@@ -151,7 +151,7 @@ async def test_the_sweeper_requeues_a_task_whose_lease_ran_out(stack: Stack) -> 
         await stack.runtime.work(task.task_id, "worker-that-dies", lease_seconds=0.3)
     held = await stack.runtime.store.get(task.task_id, time.time())
     assert held is not None and held.status == "working" and held.lease_owner == "worker-that-dies"
-    await asyncio.sleep(0.4)
+    await until(after(0.35), what="the lease to run out")
     assert await _sweep_until(stack.runtime, "requeued") == {"requeued": 1, "failed": 0, "dropped": 0}
     source = stack.source().start()
     try:
@@ -168,7 +168,7 @@ async def test_the_sweeper_fails_a_task_after_its_last_attempt(stack: Stack) -> 
     for _ in range(stack.runtime.max_attempts):
         with pytest.raises(fault_app.WorkerKilled):
             await stack.runtime.work(task.task_id, "worker-that-dies", lease_seconds=0.2)
-        await asyncio.sleep(0.3)
+        await until(after(0.25), what="the lease to run out")
     assert await _sweep_until(stack.runtime, "failed") == {"requeued": 0, "failed": 1, "dropped": 0}
     final = await stack.final(task.task_id)
     assert final.status == "failed" and final.error is not None
@@ -188,7 +188,7 @@ async def test_cancel_racing_completion_ends_in_one_state_that_tasks_result_agre
         for i in range(12):
             created = await client.legacy("tools/call", {"name": "quick", "arguments": {"label": str(i)}, "task": {}})
             task_id = created.result["task"]["taskId"]
-            await asyncio.sleep(0.01 * (i % 4))
+            await stagger(0.01 * (i % 4))
             cancel = (await client.legacy("tasks/cancel", {"taskId": task_id})).body
             # a cancel either lands first (the task stays cancelled, whatever the worker does later)
             # or finds the task already completed (-32602)
@@ -198,7 +198,7 @@ async def test_cancel_racing_completion_ends_in_one_state_that_tasks_result_agre
             else:
                 said = "completed"
                 assert cancel["error"]["code"] == -32602
-            await asyncio.sleep(1.2)  # the worker finishes or notices the cancel
+            await until(running.drained, what="the worker to finish or notice the cancel")
             status = (await client.legacy("tasks/get", {"taskId": task_id})).result["status"]
             result = (await client.legacy("tasks/result", {"taskId": task_id})).body
             assert status == said, (i, said, status)

@@ -9,7 +9,6 @@ each once and with related-task metadata. Every server message is schema-checked
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,8 @@ import httpx
 import pytest
 
 from tests.support.legacy_client import LegacyClient
-from tests.support.processes import ServerProcess, lambda_mcp_dev
+from tests.support.polling import wait_until
+from tests.support.processes import ServerProcess, lambda_mcp_dev, ran
 from tests.support.recorder import Recorder
 
 APP = "tests/apps/interaction.py"
@@ -96,14 +96,10 @@ def test_answers_for_someone_elses_task_are_ignored(server: ServerProcess, recor
     task_id = alice.call("tools/call", {"name": "approval_job", "arguments": {}, "task": {}})["result"]["task"][
         "taskId"
     ]
-    for _ in range(50):
-        if alice.call("tasks/get", {"taskId": task_id})["result"]["status"] == "input_required":
-            break
-        time.sleep(0.1)
+    wait_until(lambda: alice.call("tasks/get", {"taskId": task_id})["result"]["status"] == "input_required")
     forged = {"jsonrpc": "2.0", "id": f"task.{task_id}.YXBwcm92ZQ", "result": {"action": "accept", "content": {}}}
     mallory.send(forged)
-    assert mallory.last.status_code == 202
-    time.sleep(0.5)
+    assert mallory.last.status_code == 202  # an answer is stored (or not) before the 202: nothing to wait for
     assert alice.call("tasks/get", {"taskId": task_id})["result"]["status"] == "input_required"
 
 
@@ -123,7 +119,7 @@ def test_a_legacy_cancel_stops_a_worker_task_and_the_cancelled_request_gets_no_r
     client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": created_by}})
     assert client.last.status_code == 202
     assert client.call("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
-    time.sleep(1.5)  # the worker's watcher re-reads the task within a second and stops the run
+    wait_until(lambda: ran(server, task_id, "cancelled"), what="the worker's run to stop as cancelled")
     assert client.call("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
 
 
@@ -147,22 +143,19 @@ def _modern(url: str, method: str, params: dict[str, Any], recorder: Recorder) -
     return result
 
 
+def _status(url: str, task_id: str, recorder: Recorder, status: str) -> dict[str, Any] | None:
+    task = _modern(url, "tasks/get", {"taskId": task_id}, recorder)
+    return task if task["status"] == status else None
+
+
 def test_tasks_update_resumes_a_parked_task_on_the_worker_to_completed(
     server: ServerProcess, recorder: Recorder
 ) -> None:
     created = _modern(server.url, "tools/call", {"name": "approval_job", "arguments": {}}, recorder)
     task_id = created["taskId"]
-    for _ in range(50):
-        task = _modern(server.url, "tasks/get", {"taskId": task_id}, recorder)
-        if task["status"] == "input_required":
-            break
-        time.sleep(0.1)
-    assert task["status"] == "input_required" and list(task["inputRequests"]) == ["approve"]
+    task = wait_until(lambda: _status(server.url, task_id, recorder, "input_required"))
+    assert list(task["inputRequests"]) == ["approve"]
     answers = {"approve": {"action": "accept", "content": {"ok": True}}, "unknown": {"action": "decline"}}
     _modern(server.url, "tasks/update", {"taskId": task_id, "inputResponses": answers}, recorder)
-    for _ in range(50):
-        task = _modern(server.url, "tasks/get", {"taskId": task_id}, recorder)
-        if task["status"] == "completed":
-            break
-        time.sleep(0.1)
-    assert task["status"] == "completed" and task["result"]["content"][0]["text"] == "approved=True"
+    task = wait_until(lambda: _status(server.url, task_id, recorder, "completed"))
+    assert task["result"]["content"][0]["text"] == "approved=True"

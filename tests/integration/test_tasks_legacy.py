@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.support.legacy_client import LegacyClient
-from tests.support.processes import ServerProcess, lambda_mcp_dev
+from tests.support.polling import wait_until
+from tests.support.processes import ServerProcess, lambda_mcp_dev, ran
 from tests.support.recorder import Recorder
 
 APP = "examples/conformance/server.py"
@@ -35,12 +36,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 
 def _wait_for(client: LegacyClient, task_id: str, statuses: set[str]) -> dict[str, Any]:
-    for _ in range(100):
-        task = client.call("tasks/get", {"taskId": task_id})["result"]
-        if task["status"] in statuses:
-            return task
-        time.sleep(0.05)
-    raise AssertionError(f"task {task_id} never reached {statuses}: {task}")
+    def reached() -> dict[str, Any] | None:
+        task: dict[str, Any] = client.call("tasks/get", {"taskId": task_id})["result"]
+        return task if task["status"] in statuses else None
+
+    return wait_until(reached, what=f"task {task_id} to reach {statuses}")
 
 
 def test_the_capability_is_advertised_to_2025_11_25_sessions_only(server: ServerProcess, recorder: Recorder) -> None:
@@ -154,7 +154,7 @@ def test_cancel_sets_cancelled_before_answering_and_a_final_task_cannot_be_cance
     assert client.call("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
     assert client.call("tasks/cancel", {"taskId": task_id})["error"]["code"] == -32602
     assert client.call("tasks/result", {"taskId": task_id})["error"]["message"] == "Task was cancelled"
-    time.sleep(1.5)  # the worker notices within a second and stops; the status stays cancelled
+    wait_until(lambda: ran(server, task_id, "cancelled"), what="the worker's run to stop as cancelled")
     assert client.call("tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
 
 

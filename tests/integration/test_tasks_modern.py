@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
+from typing import Any
 
 import pytest
 
 from lambda_mcp.config import Settings
 from tests.support.client import MCPTestClient, conformance_kit
+from tests.support.polling import until
 
 pytestmark = pytest.mark.anyio
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
@@ -42,24 +43,20 @@ async def test_a_parked_task_resumes_to_completed_after_tasks_update() -> None:
         created = await mcp.modern("tools/call", {"name": "confirm_delete", "arguments": {"filename": "a"}}, meta=caps)
         task_id = created.result["taskId"]
         assert created.result["resultType"] == "task" and created.result["status"] == "working"
-        for _ in range(50):
+
+        async def status(wanted: str) -> dict[str, Any] | None:
             got = (await mcp.modern("tasks/get", {"taskId": task_id}, meta=caps, headers={"mcp-name": task_id})).result
-            if got["status"] == "input_required":
-                break
-            await asyncio.sleep(0.02)
-        assert got["status"] == "input_required", got
+            return got if got["status"] == wanted else None
+
+        got = await until(lambda: status("input_required"), what="the task to ask")
         assert list(got["inputRequests"]) == ["confirm"]
         answer = {"confirm": {"action": "accept", "content": {"confirm": True}}, "stale-key": {"x": 1}}
         ack = await mcp.modern(
             "tasks/update", {"taskId": task_id, "inputResponses": answer}, meta=caps, headers={"mcp-name": task_id}
         )
         assert ack.result == {"resultType": "complete", "_meta": ack.result["_meta"]}
-        for _ in range(50):
-            got = (await mcp.modern("tasks/get", {"taskId": task_id}, meta=caps, headers={"mcp-name": task_id})).result
-            if got["status"] == "completed":
-                break
-            await asyncio.sleep(0.02)
-        assert got["status"] == "completed" and got["result"]["content"][0]["text"] == "deleted 'a'"
+        got = await until(lambda: status("completed"), what="the task to complete")
+        assert got["result"]["content"][0]["text"] == "deleted 'a'"
         cancelled = await mcp.modern("tasks/cancel", {"taskId": task_id}, meta=caps, headers={"mcp-name": task_id})
         assert cancelled.status == 200  # cancelling a final task is acknowledged and changes nothing
         final = await mcp.modern("tasks/get", {"taskId": task_id}, meta=caps, headers={"mcp-name": task_id})

@@ -10,7 +10,6 @@ import httpx
 from lambda_mcp.config import Settings
 from lambda_mcp.kit import Kit, build_kit
 from lambda_mcp.loader import load_app
-from lambda_mcp.transport.app import create_app
 
 from .processes import ROOT
 from .recorder import Recorder
@@ -59,9 +58,7 @@ class MCPTestClient:
     def __init__(self, kit: Kit) -> None:
         self.kit = kit
         self.recorder = Recorder()
-        self.http = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=create_app(kit)), base_url="http://127.0.0.1:8000"
-        )
+        self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=kit.asgi()), base_url="http://127.0.0.1:8000")
         self.session_id: str | None = None
         self.headers: dict[str, str] = {}
         """Sent with every request (e.g. `authorization`), under the request's own headers."""

@@ -12,7 +12,6 @@ import asyncio
 import itertools
 import secrets
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -22,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .polling import wait_until
 from .processes import ServerProcess, free_port, lambda_mcp_dev
 from .recorder import Recorder
 
@@ -44,11 +44,7 @@ class FrontDoor:
         self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the front door did not start")
-            time.sleep(0.02)
+        wait_until(lambda: self._server.started, what="the front door to start")
 
     async def _forward(self, request: Request) -> Response:
         with self._lock:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from .polling import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,19 +47,26 @@ class ServerProcess:
         )
         self._wait_ready()
 
+    def log_text(self) -> str:
+        """What the process printed so far (its log file)."""
+        return self._log.read_text(errors="replace") if self._log != Path(os.devnull) else ""
+
     def _wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def listening() -> bool:
             if self.process.poll() is not None:
                 self.stop()
                 raise RuntimeError(f"server exited with {self.process.returncode}; log: {self._log}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
+                    return True
             except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"server did not listen on {self.port} within {timeout}s; log: {self._log}")
+                return False
+
+        try:
+            wait_until(listening, timeout=timeout, what=f"the server to listen on {self.port} (log: {self._log})")
+        except BaseException:
+            self.stop()
+            raise
 
     def output(self) -> str:
         """The tail of the server's log, for failure messages."""
@@ -106,3 +115,17 @@ def lambda_mcp_dev(
     if aws_endpoint is not None:
         args += ["--aws-endpoint", aws_endpoint]
     return ServerProcess(args + (extra_args or []), port, env, log, path=path)
+
+
+def ran(server: ServerProcess, task_id: str, outcome: str) -> bool:
+    """Whether the server's task worker logged a run of `task_id` that ended with `outcome` (its
+    "task run" line: one JSON line per run, by `lambda-mcp dev --lambda`'s real worker handler)."""
+    for line in server.log_text().splitlines():
+        if task_id in line and line.startswith("{"):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if (entry.get("message"), entry.get("task_id"), entry.get("outcome")) == ("task run", task_id, outcome):
+                return True
+    return False

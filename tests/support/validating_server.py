@@ -108,11 +108,10 @@ def _serve(target: str, port: int) -> None:
         from lambda_mcp.config import Settings
         from lambda_mcp.kit import build_kit
         from lambda_mcp.loader import load_app
-        from lambda_mcp.transport.app import create_app
 
         kit = build_kit(load_app(target), Settings.from_env(default_auth="none"), streaming=True, local=True)
         print(f"validating dev server on 127.0.0.1:{port}", flush=True)
-        uvicorn.run(ValidatingMiddleware(create_app(kit)), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.run(ValidatingMiddleware(kit.asgi()), host="127.0.0.1", port=port, log_level="warning")
 
 
 if __name__ == "__main__":

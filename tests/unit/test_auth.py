@@ -4,7 +4,6 @@ protected resource metadata, the REST authorizer's policies, and the token valid
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,13 +17,6 @@ from lambda_mcp.auth.metadata import challenge, protected_resource_metadata
 from lambda_mcp.auth.tokens import TokenError, TokenValidator
 from lambda_mcp.config import ConfigError, Settings, require_auth_choice
 from tests.support.issuer import LocalIssuer
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer()
-    yield issuer
-    issuer.stop()
 
 
 # -- settings ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 
 from lambda_mcp.storage import InMemorySessionStore, SessionRecord
 from lambda_mcp.storage.cached import CachedSessions
+from tests.support.records import session_record
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ class Clock:
 
 
 def _record(session_id: str = "s1", expires_at: float = 100.0) -> SessionRecord:
-    return SessionRecord(session_id, "2025-11-25", {}, {"name": "c", "version": "1"}, 0.0, expires_at)
+    return session_record(session_id, expires_at)
 
 
 async def _cached(**kwargs: Any) -> tuple[CountingStore, CachedSessions, Clock]:

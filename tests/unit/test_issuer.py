@@ -9,7 +9,6 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -26,13 +25,6 @@ from tests.support.issuer import LocalIssuer
 from tests.support.processes import free_port
 
 AUDIENCE = "https://mcp.example.com/mcp"
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[LocalIssuer]:
-    issuer = LocalIssuer()
-    yield issuer
-    issuer.stop()
 
 
 class Clock:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from lambda_mcp.storage import ConflictError, InMemoryEventLog, InMemorySessionStore, NotFoundError, SessionRecord
+from tests.support.records import session_record
 
 pytestmark = pytest.mark.anyio
 
 
 def _record(session_id: str = "s1", expires_at: float = 100.0) -> SessionRecord:
-    return SessionRecord(session_id, "2025-11-25", {}, {"name": "c", "version": "1"}, 0.0, expires_at)
+    return session_record(session_id, expires_at)
 
 
 async def test_create_is_conditional_on_a_new_id() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,29 @@ ALLOWED_IN_PROTOCOL = set(sys.stdlib_module_names) | {"pydantic", "__future__"}
 def test_public_api_is_pinned() -> None:
     exported = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
     assert sorted(lambda_mcp.__all__) == exported
+    middleware, testing, types = (
+        importlib.import_module(f"lambda_mcp.{m}") for m in ("middleware", "testing", "types")
+    )
+    assert sorted(testing.__all__) == ["Client", "RequestFailed", "ToolResult"]
+    assert sorted(middleware.__all__) == ["CallNext", "Middleware", "RequestInfo"]
+    assert {"Elicitation", "Sampled", "TextContent", "ImageContent", "ContentBlock"} <= set(types.__all__)
+    for module in (testing, middleware, types):
+        assert all(hasattr(module, name) for name in module.__all__)
+
+
+def test_the_old_middleware_request_name_still_works_with_a_warning() -> None:
+    import warnings
+
+    middleware = importlib.import_module("lambda_mcp.middleware")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert middleware.Request is middleware.RequestInfo
+    assert caught and issubclass(caught[0].category, DeprecationWarning) and "RequestInfo" in str(caught[0].message)
+
+
+def test_importing_the_package_loads_no_storage_and_no_web_server() -> None:
+    loaded = _modules_after("import lambda_mcp")
+    assert not {m for m in loaded if m.startswith(("lambda_mcp.storage", "lambda_mcp.transport", "boto3", "uvicorn"))}
 
 
 def _modules_after(statement: str) -> set[str]:
@@ -86,6 +110,69 @@ def test_no_import_cycle_inside_the_package() -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
+
+
+LAYERS = {
+    "protocol": 0,
+    "config": 1,
+    "polling": 1,
+    "runloop": 1,
+    "observe": 2,
+    "storage": 2,
+    "auth": 2,
+    "server": 3,
+    "state_keys": 3,
+    "tasks": 4,
+    "dispatch": 5,
+    "transport": 6,
+    "worker": 6,
+    "kit": 7,
+    "loader": 7,
+    "middleware": 7,
+    "types": 7,
+    "entrypoints": 8,
+    "testing": 8,
+    "scaffold": 8,
+    "local": 9,
+    "cli": 10,
+    "": 10,
+}
+"""Each part of the package by its layer: a module imports only its own part and the layers below."""
+
+
+def test_every_import_points_down_the_layers() -> None:
+    """No arrow runs back up: storage never imports tasks, transport never the kit (`kit.py`, the
+    composition root, is above everything it wires)."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    upward = []
+    for name in sorted(modules):
+        part = name.split(".")[1] if "." in name else ""
+        assert part in LAYERS, f"{name}: add its part to LAYERS"
+        for target in sorted(_imports(modules, name)):
+            other = target.split(".")[1] if "." in target else ""
+            if other != part and LAYERS[other] >= LAYERS[part]:
+                upward.append(f"{name} -> {target}")
+    assert upward == []
+
+
+def test_only_the_revisions_module_names_or_compares_protocol_revisions() -> None:
+    from lambda_mcp.protocol import revisions
+
+    named = {*revisions.SUPPORTED, "2024-11-05"}
+    found = []
+    for path in SRC.rglob("*.py"):
+        if path.name == "revisions.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in named:
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
+            if isinstance(node, ast.Compare) and any(
+                isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops
+            ):
+                text = ast.unparse(node)
+                if "version" in text.lower():
+                    found.append(f"{path.relative_to(SRC)}:{node.lineno}: {text}")
+    assert found == []
 
 
 def test_no_module_is_over_400_lines_and_none_in_transport_over_300() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lambda_mcp.dispatch.pagination import page
-from lambda_mcp.protocol import jsonrpc, versions
+from lambda_mcp.protocol import jsonrpc, revisions
 from lambda_mcp.protocol.errors import MCPError
 from lambda_mcp.transport import headers, security
 
@@ -86,6 +86,6 @@ def test_host_and_origin_patterns() -> None:
 
 
 def test_legacy_negotiation_echoes_or_counter_offers_the_newest_legacy_version() -> None:
-    assert versions.negotiate_legacy("2025-06-18") == "2025-06-18"
-    assert versions.negotiate_legacy("2026-07-28") == "2025-11-25"
-    assert versions.negotiate_legacy(None) == "2025-11-25"
+    assert revisions.negotiate_legacy("2025-06-18") == "2025-06-18"
+    assert revisions.negotiate_legacy("2026-07-28") == "2025-11-25"
+    assert revisions.negotiate_legacy(None) == "2025-11-25"

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from ..protocol.jsonrpc import RequestId
 from ..storage.records import SessionRecord
+from .rounds import BufferedRound
 
 Era = Literal["modern", "legacy"]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -55,45 +56,27 @@ class WaitProgress:
 
 
 @dataclass
-class Resumption:
-    """What earlier runs of a suspended legacy call on a buffered transport recorded: the client's
-    answers by input key, the id each request to the client carries, and the stream closes passed."""
-
-    answers: dict[str, dict[str, Any]]
-    request_id_for: Callable[[str], str]
-    checkpoints: int = 0
-    passed: int = 0
-    """Stream closes this run has passed (one more than `checkpoints` when it suspended at a new one)."""
-    awaiting: list[str] = field(default_factory=list)
-    """The input keys this run asked for and had no answer to (the suspension's requests)."""
-
-
-@dataclass
 class Channel:
     """How a handler reaches the client, supplied by the transport for the request's era and transport.
 
     `send` delivers a notification or server-to-client request on the request's own stream; `ask` sends
-    a request and waits for the client's answer (streaming legacy transports); `resumption` records
-    answers across re-runs (buffered legacy transports); `deadline` is when a blocking wait (legacy
-    `tasks/result`) must hand back (`WaitInterrupted`), None on a streaming server.
+    a request and waits for the client's answer (streaming legacy transports); `round` is the run of a
+    re-run call with what earlier runs recorded (buffered legacy transports, `dispatch/rounds.py`);
+    `deadline` is when a blocking wait (legacy `tasks/result`) must hand back (`WaitInterrupted`), None
+    on a streaming server.
     """
 
     send: Send = _drop
     ask: Ask | None = None
-    resumption: Resumption | None = None
+    round: BufferedRound | None = None
     is_cancelled: Callable[[], bool] = _never
     close_stream: Callable[[], Awaitable[None]] | None = None
     deadline: float | None = None
     wait: WaitProgress = field(default_factory=WaitProgress)
 
 
-class WaitInterrupted(Exception):
-    """A blocking wait reached `Channel.deadline`: the transport ends the response so the client can
-    resume it (an SSE `retry:` and a `GET` with `Last-Event-ID`)."""
-
-
 @dataclass(frozen=True)
-class Answer:
+class Reply:
     """What `Dispatcher.handle` answers with: the JSON-RPC response (None: the client cancelled the request),
     its HTTP status, and the session an `initialize` opened."""
 

@@ -7,14 +7,13 @@ unexpected becomes -32603 without internals, and a request the client cancelled 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ..observe.invocation import note
-from ..protocol import jsonrpc, shaping, versions
+from ..protocol import jsonrpc, revisions, shaping
 from ..protocol.errors import (
     INTERNAL_ERROR,
     RESOURCE_NOT_FOUND_LEGACY,
@@ -30,20 +29,21 @@ from ..protocol.jsonrpc import Message
 from ..protocol.limits import MAX_ARGUMENTS_BYTES, MAX_CLIENT_DATA_BYTES, MAX_SUBSCRIBED_URI_CHARS, MAX_SUBSCRIPTIONS
 from ..protocol.names import LEGACY_TASKS_CAPABILITY, LOG_LEVELS, META_SERVER_INFO, TASKS_EXTENSION
 from ..server.app import MCPApp
-from ..server.context import CallSuspended, CancelledByClient, Context, InputRequired
+from ..server.context import Context
 from ..server.errors import ToolError
-from ..server.middleware import Request, through
+from ..server.middleware import RequestInfo, through
+from ..server.suspensions import CallSuspended, CancelledByClient, InputRequired, TaskStarted, WaitInterrupted
 from ..server.tools import error_result
 from ..storage.errors import LimitExceeded, StorageUnavailable
 from ..storage.ports import CallStore, SessionStore
 from ..storage.records import SessionRecord
 from ..tasks.execution import SubmitFailed
 from ..tasks.runtime import TaskRuntime
-from .context import Answer, Channel, Handler, RequestContext, WaitInterrupted
+from .context import Channel, Handler, Reply, RequestContext
 from .pagination import page
 from .params import check_sizes, session_of, string_of, uri_of, visible, within
-from .runner import HandlerRunner, TaskStarted
-from .tasks import (
+from .runner import HandlerRunner
+from .task_methods import (
     TaskMethods,
     declares_tasks,
     legacy_task_augmented,
@@ -110,14 +110,12 @@ class Dispatcher:
             self._legacy.update(self.task_methods.legacy_handlers())
 
     # -- the boundary ---------------------------------------------------------------------
-    async def handle(self, message: Message, request: RequestContext, channel: Channel) -> Answer:
+    async def handle(self, message: Message, request: RequestContext, channel: Channel) -> Reply:
         """The response message, its HTTP status and (for `initialize`) the session it opened.
 
         Raises only `WaitInterrupted` and `CallSuspended`: the transport ends the response early and
         the client resumes the request later (buffered legacy transport)."""
-        assert message.id is not None
-        if request.request_id != message.id:  # a resumption re-runs a request under a GET's context
-            request = dataclasses.replace(request, request_id=message.id)
+        assert message.id is not None and request.request_id == message.id
         opened: SessionRecord | None = None
         session_id = request.session.session_id if request.session is not None else None
         note(mcp_method=message.method, protocol_version=request.version, session_id=session_id)
@@ -126,26 +124,26 @@ class Dispatcher:
         except MCPError as exc:
             note(jsonrpc_error=exc.code)
             status = exc.http_status or (modern_http_status(exc.code) if request.era == "modern" else 200)
-            return Answer(jsonrpc.error_message(message.id, exc.to_error()), status)
+            return Reply(jsonrpc.error_message(message.id, exc.to_error()), status)
         except (WaitInterrupted, CallSuspended):
             raise  # the transport ends the response for the client to resume
         except (StorageUnavailable, SubmitFailed):  # after the AWS clients' own retries: the client retries
             logger.warning("storage or task queue unavailable serving %s", message.method, exc_info=True)
             note(jsonrpc_error=INTERNAL_ERROR)
             error = {"code": INTERNAL_ERROR, "message": UNAVAILABLE}
-            return Answer(jsonrpc.error_message(message.id, error), 503)
+            return Reply(jsonrpc.error_message(message.id, error), 503)
         except (CancelledByClient, InputRequired):
             if channel.is_cancelled():
-                return Answer(None)
+                return Reply(None)
             logger.exception("unexpected suspension in %s", message.method)
-            return Answer(jsonrpc.error_message(message.id, {"code": INTERNAL_ERROR, "message": "Internal error"}))
+            return Reply(jsonrpc.error_message(message.id, {"code": INTERNAL_ERROR, "message": "Internal error"}))
         except Exception:
             logger.exception("internal error serving %s", message.method)
             note(jsonrpc_error=INTERNAL_ERROR)
-            return Answer(jsonrpc.error_message(message.id, {"code": INTERNAL_ERROR, "message": "Internal error"}))
+            return Reply(jsonrpc.error_message(message.id, {"code": INTERNAL_ERROR, "message": "Internal error"}))
         if channel.is_cancelled():
-            return Answer(None)
-        return Answer(jsonrpc.result_message(message.id, result), 200, opened)
+            return Reply(None)
+        return Reply(jsonrpc.result_message(message.id, result), 200, opened)
 
     async def _served(
         self, method: str, params: dict[str, Any], request: RequestContext, channel: Channel
@@ -159,7 +157,7 @@ class Dispatcher:
             return await self._route(method, params, request, channel), None
         opened: SessionRecord | None = None
 
-        async def endpoint(current: Request) -> dict[str, Any]:
+        async def endpoint(current: RequestInfo) -> dict[str, Any]:
             nonlocal opened
             if legacy_initialize:
                 result, opened = await self._initialize(current.params, request)
@@ -168,7 +166,7 @@ class Dispatcher:
 
         session = request.session.session_id if request.session is not None else None
         state = await self.app.lifespans.state()
-        seen = Request(
+        seen = RequestInfo(
             method, params, request.principal, request.era, request.version, session, None, request.scopes, state
         )
         try:
@@ -202,7 +200,7 @@ class Dispatcher:
     # -- lifecycle ------------------------------------------------------------------------
     async def _discover(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
         result: dict[str, Any] = {
-            "supportedVersions": list(versions.SUPPORTED),
+            "supportedVersions": list(revisions.SUPPORTED),
             "capabilities": self.app.capabilities(),
         }
         if self.task_methods is not None:
@@ -220,7 +218,7 @@ class Dispatcher:
             raise invalid_params("initialize needs capabilities and clientInfo objects")
         if not within([capabilities, client_info], MAX_CLIENT_DATA_BYTES, request):
             raise invalid_params(f"capabilities and clientInfo take more than {MAX_CLIENT_DATA_BYTES} bytes")
-        version = versions.negotiate_legacy(params.get("protocolVersion"))
+        version = revisions.negotiate_legacy(params.get("protocolVersion"))
         now = self.clock()
         record = SessionRecord(
             session_id=new_session_id(),

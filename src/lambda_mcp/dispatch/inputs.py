@@ -5,7 +5,8 @@
 - legacy on a streaming transport: each request goes out on the call's SSE stream and the call
   waits for the client's response POST;
 - legacy on a buffered transport: an answer recorded by an earlier run, or the request goes out
-  in the response and the call suspends (`CallSuspended`) until the client answers and resumes.
+  in the response and the call suspends (`CallSuspended`) until the client answers and resumes
+  (`rounds.BufferedRound`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..protocol import jsonrpc
+from ..protocol import jsonrpc, revisions
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
-from ..server.context import CallSuspended, ClientError, InputRequired
+from ..server.context import ClientError
 from ..server.errors import ToolError
-from .context import Ask, Resumption, Send
+from ..server.suspensions import InputRequired
+from .context import Ask, Send
+from .rounds import BufferedRound
 
 _CAPABILITY = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 
@@ -75,16 +78,16 @@ def revision_gap(request: dict[str, Any], version: str) -> str | None:
     exists from 2025-06-18, URL mode, sampling with tools and multi-select (array) fields from 2025-11-25."""
     method, params = request.get("method"), request.get("params") or {}
     if method == "elicitation/create":
-        if version < "2025-06-18":
+        if not revisions.has_elicitation(version):
             return f"elicitation does not exist in protocol revision {version}"
-        if version < "2025-11-25" and params.get("mode") == "url":
+        if not revisions.has_url_elicitation(version) and params.get("mode") == "url":
             return f"URL-mode elicitation does not exist in protocol revision {version}"
         properties = (params.get("requestedSchema") or {}).get("properties") or {}
-        if version < "2025-11-25" and any(
+        if not revisions.has_multi_select(version) and any(
             not isinstance(p, dict) or p.get("type") not in _PRIMITIVE_TYPES for p in properties.values()
         ):
             return f"protocol revision {version} elicits only string, number, integer and boolean fields"
-    if method == "sampling/createMessage" and version < "2025-11-25" and "tools" in params:
+    if method == "sampling/createMessage" and not revisions.has_sampling_tools(version) and "tools" in params:
         return f"sampling with tools does not exist in protocol revision {version}"
     return None
 
@@ -119,14 +122,8 @@ class LegacyStreamingInput:
 class LegacyBufferedInput:
     """Answers recorded by earlier runs of the call; otherwise the requests go out and the call suspends."""
 
-    def __init__(
-        self,
-        resumption: Resumption,
-        capabilities: dict[str, Any],
-        version: str,
-        send: Send,
-    ) -> None:
-        self._resumption = resumption
+    def __init__(self, round_: BufferedRound, capabilities: dict[str, Any], version: str, send: Send) -> None:
+        self._round = round_
         self._capabilities = capabilities
         self._version = version
         self._send = send
@@ -135,15 +132,15 @@ class LegacyBufferedInput:
         for request in requests.values():
             _require_declared(request, self._capabilities, self._version)
         # Every request is sent on every run, answered or not, so each run numbers its messages the
-        # same way: the transport drops those an earlier response already carried.
+        # same way: the run's outbox drops those an earlier response already carried.
         for key, request in requests.items():
             params = dict(request.get("params") or {})
-            await self._send(jsonrpc.request(self._resumption.request_id_for(key), request["method"], params))
-        missing = [key for key in requests if key not in self._resumption.answers]
+            await self._send(jsonrpc.request(self._round.request_id(key), request["method"], params))
+        answers = {key: self._round.answer(key) for key in requests}
+        missing = tuple(key for key, answer in answers.items() if answer is None)
         if missing:
-            self._resumption.awaiting = missing
-            raise CallSuspended()
-        return {key: _result_of(self._resumption.answers[key]) for key in requests}
+            raise self._round.suspend(missing)
+        return {key: _result_of(answer) for key, answer in answers.items() if answer is not None}
 
 
 class NoInput:

@@ -21,28 +21,21 @@ from ..protocol import jsonrpc, shaping
 from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
 from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
 from ..server.app import MCPApp
-from ..server.context import CancelledByClient, Context, InputChannel, InputRequired, StartTask
+from ..server.context import CallInfo, Context, Hooks, InputChannel
 from ..server.errors import ToolError
-from ..server.middleware import Request, through
+from ..server.middleware import RequestInfo, through
+from ..server.suspensions import CancelledByClient, InputRequired, TaskStarted
 from ..server.tools import Tool, error_result
 from ..storage.errors import StorageUnavailable
+from ..storage.records import TaskRecord
 from ..tasks.execution import Notify, Outcome
-from ..tasks.model import TaskRecord
 from .context import Channel, RequestContext
 from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput, NoInput
 from .request_state import StateSealer
+from .rounds import Outbox, Recorded
 
 logger = logging.getLogger("lambda_mcp")
 Body = Callable[[Context], Awaitable[dict[str, Any]]]
-
-
-class TaskStarted(StartTask):
-    """`ctx.start_task()` on the inline run of a deferred task tool: the call becomes a task, with the
-    answers it collected so far."""
-
-    def __init__(self, answers: dict[str, Any]) -> None:
-        super().__init__("task started")
-        self.answers = answers
 
 
 class HandlerRunner:
@@ -83,35 +76,30 @@ class HandlerRunner:
         capabilities = dict(request.client_capabilities)
         inputs: InputChannel
         modern: ModernInput | None = None
-        already_sent = 0
-        """Notifications an earlier MRTR round of this call sent: its re-run sends them again, and they are
-        dropped (the client has them), as a buffered legacy re-run drops what it delivered."""
+        outbox = Outbox(channel.send)
+        """Notifications, numbered in run order: a re-run's first ones an earlier MRTR round delivered are
+        dropped (a buffered legacy call's channel numbers its own, requests included)."""
         if task is not None:
             inputs = modern = ModernInput(dict(task.input_responses), capabilities)
             log_level = task.log_level
         elif request.era == "modern":
-            answers, already_sent = self._modern_state(method, params, request, now)
-            inputs = modern = ModernInput(answers, capabilities)
+            recorded = self._modern_state(method, params, request, now)
+            inputs = modern = ModernInput(dict(recorded.answers), capabilities)
+            outbox = Outbox(channel.send, recorded.delivered)
             log_level = _modern_log_level(meta)
         else:
             if channel.ask is not None:
                 inputs = LegacyStreamingInput(capabilities, request.version, channel.ask)
-            elif channel.resumption is not None:
-                inputs = LegacyBufferedInput(channel.resumption, capabilities, request.version, channel.send)
+            elif channel.round is not None:
+                inputs = LegacyBufferedInput(channel.round, capabilities, request.version, channel.send)
             else:
                 inputs = NoInput()
             log_level = (request.session.log_level if request.session else None) or "debug"
 
-        emitted = 0
-
         async def emit(method_name: str, notification_params: dict[str, Any]) -> None:
-            nonlocal emitted
-            emitted += 1
-            if emitted > already_sent:
-                await channel.send(jsonrpc.notification(method_name, notification_params))
+            await outbox.send(jsonrpc.notification(method_name, notification_params))
 
-        state = await self.app.lifespans.state()
-        ctx = Context(
+        info = CallInfo(
             request_id=request.request_id,
             method=method,
             protocol_version=request.version,
@@ -120,32 +108,32 @@ class HandlerRunner:
             session_id=request.session.session_id if request.session else None,
             principal=request.principal,
             scopes=request.scopes,
+            task_id=task.task_id if task is not None else None,
+            log_level=log_level,
+            state=await self.app.lifespans.state(),
+            sync_in_thread=self.sync_in_threads or task is not None,
+        )
+        hooks = Hooks(
             emit=emit,
             input_channel=inputs,
-            log_level=log_level,
             is_cancelled=channel.is_cancelled,
             close_stream=channel.close_stream,
             notify_changed=self.app.changes.publish,
             start_task=_task_starter(modern) if start_task else None,
-            task_id=task.task_id if task is not None else None,
-            sync_in_thread=self.sync_in_threads or task is not None,
-            state=state,
         )
         try:
-            return await body(ctx)
+            return await body(Context(info, hooks))
         except InputRequired as suspension:
             if modern is None or task is not None:
                 raise
-            payload = {"answers": modern.answers, "sent": max(emitted, already_sent)}
+            payload = {"answers": modern.answers, "sent": outbox.reached}
             state = self.sealer.seal(method, params, payload, now, request.principal)
             count("CallsSuspended")
             return {"resultType": "input_required", "inputRequests": suspension.requests, "requestState": state}
 
-    def _modern_state(
-        self, method: str, params: dict[str, Any], request: RequestContext, now: float
-    ) -> tuple[dict[str, Any], int]:
+    def _modern_state(self, method: str, params: dict[str, Any], request: RequestContext, now: float) -> Recorded:
         """The answers of earlier MRTR rounds (sealed in `requestState`) and of this one (`inputResponses`),
-        and how many notifications the earlier rounds sent."""
+        and how many notifications the earlier rounds delivered."""
         answers: dict[str, Any] = {}
         sent = 0
         if "requestState" in params:
@@ -157,7 +145,7 @@ class HandlerRunner:
         if responses is not None and not isinstance(responses, dict):
             raise invalid_params("inputResponses must be an object")
         answers.update({k: v for k, v in (responses or {}).items() if isinstance(v, dict)})
-        return answers, sent
+        return Recorded(answers, delivered=sent)
 
     async def execute_task(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
         """Run a task's `tools/call` once (the task runtime's `execute`), with its recorded answers."""
@@ -208,7 +196,7 @@ class HandlerRunner:
         if not self.app.middlewares:
             return await run(record.params)
         state = await self.app.lifespans.state()
-        seen = Request(
+        seen = RequestInfo(
             "tools/call",
             record.params,
             request.principal,

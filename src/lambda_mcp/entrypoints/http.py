@@ -5,14 +5,13 @@ from __future__ import annotations
 from mangum import Mangum
 
 from ..config import require_auth_choice
-from ..transport.app import create_app
 from ._kit import lambda_kit, lambda_observer
 from ._loop import start_lifespan
 
 require_auth_choice()  # LAMBDA_MCP_AUTH: jwt, gateway, or none for a public endpoint
 kit = lambda_kit()
 kit.access.guard  # noqa: B018 (build the auth guard now: a bad setting fails the cold start, not a request)
-app = create_app(kit)
+app = kit.asgi()
 start_lifespan(kit.app.lifespans)  # process-wide resources: at cold start, on the loop every invocation uses
 handler = lambda_observer().http(Mangum(app, lifespan="off"))
 """Each request: one JSON log line (correlation id = the API's request id) and its metrics (EMF)."""

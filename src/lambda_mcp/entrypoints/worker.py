@@ -13,9 +13,9 @@ from ._kit import lambda_kit, lambda_observer
 from ._loop import start_lifespan
 
 kit = lambda_kit()
-if kit.tasks is None:
+if kit.task_runtime is None:
     raise RuntimeError("the task worker needs LAMBDA_MCP_TASK_QUEUE_URL (and LAMBDA_MCP_TABLE_NAME) to be set")
-_runtime = kit.tasks
+_runtime = kit.task_runtime
 _observer = lambda_observer()
 start_lifespan(kit.app.lifespans)
 

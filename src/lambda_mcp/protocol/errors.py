@@ -31,6 +31,11 @@ _HTTP_STATUS_MODERN = {
 }
 
 
+class KitFailure(Exception):
+    """A failure of the kit's own machinery (storage, the task queue) met while a handler runs: never the
+    handler's, so it is not turned into the tool's error result (its subclasses say what failed)."""
+
+
 class MCPError(Exception):
     """An error answered to the client as a JSON-RPC error object.
 

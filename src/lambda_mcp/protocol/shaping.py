@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-_R0325, _R0618, _R1125, _R0728 = "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"
+from .revisions import OLDEST_FIRST, has_structured_output
+
+_R0325, _R0618, _R1125, _R0728 = OLDEST_FIRST
 
 
 def _ladder(
@@ -62,7 +64,7 @@ def implementation(info: dict[str, Any], version: str) -> dict[str, Any]:
 
 def tool(definition: dict[str, Any], version: str) -> dict[str, Any]:
     shaped = _pick("tool", definition, version)
-    if "annotations" in shaped and version == _R0325:
+    if "annotations" in shaped and not has_structured_output(version):
         shaped["annotations"] = {k: v for k, v in shaped["annotations"].items() if k != "_meta"}
     return shaped
 
@@ -93,7 +95,7 @@ def content(blocks: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
 
 def _block(block: dict[str, Any], version: str) -> dict[str, Any]:
     if block.get("type") == "resource_link":
-        if version == _R0325:
+        if not has_structured_output(version):
             return {"type": "text", "text": block.get("uri", "")}
         return _annotated(_pick("link", block, version), version)
     shaped = _annotated(_pick("block", block, version), version)
@@ -112,7 +114,7 @@ def tool_result(result: dict[str, Any], version: str) -> dict[str, Any]:
     """Trim a `CallToolResult`; 2025-03-26 gets structured output as text only."""
     shaped = dict(result)
     shaped["content"] = content(result.get("content", []), version)
-    if version == _R0325 and "structuredContent" in shaped:
+    if not has_structured_output(version) and "structuredContent" in shaped:
         structured = shaped.pop("structuredContent")
         if not shaped["content"]:
             shaped["content"] = [{"type": "text", "text": json.dumps(structured)}]

@@ -11,35 +11,18 @@ more than once; its notifications are delivered once.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, overload
 
+from ..protocol import revisions
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, MCPError
 from ..protocol.names import LOG_LEVELS
 from .elicitation import Elicitation, form_for
 from .sampling import Sampled, sampling_params
+from .suspensions import CancelledByClient
 
 T = TypeVar("T")
-
-
-class Suspension(BaseException):  # noqa: N818 (a control-flow signal, like asyncio.CancelledError)
-    """Control flow of the kit through a handler: it must reach the kit even through a handler's own
-    `except Exception:`, so it derives from `BaseException`, as `asyncio.CancelledError` does."""
-
-
-class InputRequired(Suspension):
-    """A suspension: the handler needs client answers for `requests` (key -> `{method, params}`)."""
-
-    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
-        super().__init__("input required")
-        self.requests = requests
-
-
-class CallSuspended(InputRequired):
-    """A legacy call on a buffered transport cannot go on in this invocation (it sent a request to the
-    client, or closed its stream): the transport records it and re-runs it when the client resumes."""
-
-    def __init__(self) -> None:
-        super().__init__({})
+Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 class ClientError(Exception):
@@ -51,71 +34,69 @@ class ClientError(Exception):
         self.message = message
 
 
-class StartTask(Suspension):
-    """Raised by `Context.start_task()` on the inline run of a deferred task tool: the call becomes a task here."""
-
-
-class CancelledByClient(Suspension):
-    """Raised by `Context.check_cancelled()` once the client cancelled the request (like
-    `asyncio.CancelledError`, a handler's `except Exception:` does not swallow it)."""
-
-
 class InputChannel(Protocol):
     """How a request obtains client input; supplied by dispatch for the request's era and transport."""
 
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
 
 
+@dataclass(frozen=True)
+class CallInfo:
+    """What the call a handler serves is, and who makes it (read as `Context` attributes)."""
+
+    request_id: str | int | None
+    method: str
+    protocol_version: str
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    principal: str | None = None
+    scopes: frozenset[str] | None = None
+    task_id: str | None = None
+    log_level: str | None = None
+    """The level at and above which `ctx.log` sends (None: it sends nothing)."""
+    state: Any = None
+    sync_in_thread: bool = False
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a handler's calls do outside it, supplied by dispatch for the request's era and transport."""
+
+    emit: Emit
+    input_channel: InputChannel
+    is_cancelled: Callable[[], bool]
+    close_stream: Callable[[], Awaitable[None]] | None = None
+    notify_changed: Callable[[str, str | None, str | None], Awaitable[None]] | None = None
+    start_task: Callable[[], Awaitable[None]] | None = None
+
+
 class Context:
     """Per-request services for a tool, resource or prompt handler."""
 
-    def __init__(
-        self,
-        *,
-        request_id: str | int | None,
-        method: str,
-        protocol_version: str,
-        client_capabilities: dict[str, Any],
-        meta: dict[str, Any],
-        session_id: str | None,
-        principal: str | None,
-        emit: Callable[[str, dict[str, Any]], Awaitable[None]],
-        input_channel: InputChannel,
-        log_level: str | None,
-        is_cancelled: Callable[[], bool],
-        close_stream: Callable[[], Awaitable[None]] | None = None,
-        notify_changed: Callable[[str, str | None, str | None], Awaitable[None]] | None = None,
-        start_task: Callable[[], Awaitable[None]] | None = None,
-        task_id: str | None = None,
-        scopes: frozenset[str] | None = None,
-        sync_in_thread: bool = False,
-        state: Any = None,
-    ) -> None:
-        self.request_id = request_id
-        self.method = method
-        self.protocol_version = protocol_version
-        self.client_capabilities = client_capabilities
-        self.meta = meta
-        self.session_id = session_id
-        self.principal = principal
+    def __init__(self, info: CallInfo, hooks: Hooks) -> None:
+        self.request_id = info.request_id
+        self.method = info.method
+        self.protocol_version = info.protocol_version
+        self.client_capabilities = info.client_capabilities
+        self.meta = info.meta
+        self.session_id = info.session_id
+        self.principal = info.principal
         """Who is calling (`<issuer>#<subject>`, an IAM ARN, ...); None when auth is `none`."""
-        self.scopes = scopes
+        self.scopes = info.scopes
         """The OAuth scopes the caller's token grants; None when auth is `none` (nothing is enforced)."""
-        self._emit = emit
-        self._input = input_channel
-        self._log_level = log_level
-        self._is_cancelled = is_cancelled
-        self._close_stream = close_stream
-        self._notify_changed = notify_changed
-        self._start_task = start_task
-        self.task_id = task_id
+        self.task_id = info.task_id
         """The task this call runs as (on the worker), else None."""
-        self._last_progress: float | None = None
-        self.state = state
+        self.state = info.state
         """What the app's lifespan yielded (`@app.lifespan`), shared by every request of this process."""
-        self.sync_in_thread = sync_in_thread
+        self.sync_in_thread = info.sync_in_thread
         """Whether a sync handler runs in a worker thread (the streaming server and the task worker, where
         requests run concurrently), or on the event loop (a Lambda invocation serves one request)."""
+        self._log_level = info.log_level
+        self._hooks = hooks
+        self._last_progress: float | None = None
+        self._keys: set[str] = set()
+        """Input keys asked for so far in this run (a re-run asks again, in the same order)."""
 
     async def start_task(self) -> None:
         """For a tool declared with `defer_task=True`: the work from here on runs as a task.
@@ -125,8 +106,8 @@ class Context:
         tool from the top with those answers recorded. Elsewhere (on the worker, or when the call
         runs synchronously) it returns at once.
         """
-        if self._start_task is not None:
-            await self._start_task()
+        if self._hooks.start_task is not None:
+            await self._hooks.start_task()
 
     # -- progress and logging -------------------------------------------------------------
     @property
@@ -145,7 +126,7 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._emit("notifications/progress", params)
+        await self._hooks.emit("notifications/progress", params)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send `notifications/message` if `level` is at or above the level in force for this request."""
@@ -156,7 +137,7 @@ class Context:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._emit("notifications/message", params)
+        await self._hooks.emit("notifications/message", params)
 
     async def debug(self, data: Any) -> None:
         await self.log("debug", data)
@@ -175,40 +156,67 @@ class Context:
         """Obtain answers for several input requests at once, keyed by names unique in this handler.
 
         Each value is `{"method": ..., "params": ...}` with method `elicitation/create`,
-        `sampling/createMessage` or `roots/list`. Returns the answers by key, or suspends.
+        `sampling/createMessage` or `roots/list`. Returns the answers by key, or suspends. A key asked
+        for twice in one run is an error: the second question would get the first one's answer.
         """
-        return await self._input.ask(requests)
+        for key in requests:
+            self._claim(key)
+        return await self._hooks.input_channel.ask(requests)
+
+    def _claim(self, key: str) -> None:
+        if key in self._keys:
+            raise ValueError(
+                f"the input key {key!r} was already asked for in this request: each question needs a key of"
+                " its own (or none: questions without key= are numbered in the order they are asked)"
+            )
+        self._keys.add(key)
+
+    def _key(self, kind: str, key: str | None) -> str:
+        """`key`, or the next free one of `kind`: `elicit`, `elicit#2`, ... in the order of the run, so each
+        question keeps its key when the handler runs again."""
+        if key is not None:
+            return key
+        number, chosen = 1, kind
+        while chosen in self._keys:
+            number += 1
+            chosen = f"{kind}#{number}"
+        return chosen
+
+    async def _ask_one(self, key: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = (await self.ask({key: {"method": method, "params": params}}))[key]
+        return answer
 
     @overload
-    async def elicit(self, message: str, schema: dict[str, Any], *, key: str = "elicit") -> dict[str, Any]: ...
+    async def elicit(self, message: str, schema: dict[str, Any], *, key: str | None = None) -> dict[str, Any]: ...
     @overload
-    async def elicit(self, message: str, schema: type[T], *, key: str = "elicit") -> Elicitation[T]: ...
+    async def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Elicitation[T]: ...
     @overload
-    async def elicit(self, message: str, schema: Any, *, key: str = "elicit") -> Elicitation[Any]: ...
-    async def elicit(self, message: str, schema: Any, *, key: str = "elicit") -> Any:
+    async def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Elicitation[Any]: ...
+    async def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Any:
         """Ask the user for form input.
 
         With a type (a pydantic model, a dataclass, `bool`/`str`/`int`/`float`, a `Literal` or an `Enum`
         of strings) the form is derived from it and the answer is an `Elicitation`: `.action`, and
         `.data`, the validated instance, on accept. With a JSON Schema dict the answer is the raw
-        `ElicitResult` dict (`action`, `content`)."""
+        `ElicitResult` dict (`action`, `content`). `key` names the question (default: `elicit`, then
+        `elicit#2`, ... in the order asked)."""
         form = None if isinstance(schema, dict) else form_for(schema)
         params = {"message": message, "requestedSchema": schema if form is None else form.schema}
-        answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
+        answer = await self._ask_one(self._key("elicit", key), "elicitation/create", params)
         return answer if form is None else form.answer(answer)
 
     async def elicit_url(
-        self, message: str, url: str, *, key: str = "elicit_url", elicitation_id: str | None = None
+        self, message: str, url: str, *, key: str | None = None, elicitation_id: str | None = None
     ) -> dict[str, Any]:
         """Ask the user to complete a flow at `url` (URL-mode elicitation). `accept` means the user
         consented, not that the flow finished: on 2025-11-25 sessions, call
         `notify_elicitation_complete(elicitation_id)` when it has. The id defaults to one derived from
-        the request and `key` (stable across re-runs)."""
+        the request and the question's key (stable across re-runs; default keys `elicit_url`, ...)."""
+        chosen = self._key("elicit_url", key)
         params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
         if self._legacy_url_ids:
-            params["elicitationId"] = elicitation_id or self.elicitation_id(key)
-        answer: dict[str, Any] = (await self.ask({key: {"method": "elicitation/create", "params": params}}))[key]
-        return answer
+            params["elicitationId"] = elicitation_id or self.elicitation_id(chosen)
+        return await self._ask_one(chosen, "elicitation/create", params)
 
     def elicitation_id(self, key: str = "elicit_url") -> str:
         """The default `elicitationId` of `elicit_url(key=key)` in this request."""
@@ -218,7 +226,7 @@ class Context:
         """2025-11-25: tell the client the URL-mode elicitation `elicitation_id` finished (no-op elsewhere:
         earlier revisions and 2026 have no such notification)."""
         if self._legacy_url_ids:
-            await self._emit("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+            await self._hooks.emit("notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
     def url_elicitation_required(self, message: str, url: str, *, elicitation_id: str | None = None) -> Exception:
         """`raise ctx.url_elicitation_required(...)`: end this request with -32042 (2025-11-25), naming a
@@ -237,7 +245,7 @@ class Context:
     @property
     def _legacy_url_ids(self) -> bool:
         """URL-mode elicitation ids, their completion notification and -32042 exist on 2025-11-25 only."""
-        return self.protocol_version == "2025-11-25"
+        return revisions.has_elicitation_ids(self.protocol_version)
 
     async def sample(
         self,
@@ -250,7 +258,7 @@ class Context:
         stop_sequences: Sequence[str] | None = None,
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
-        key: str = "sample",
+        key: str | None = None,
         **options: Any,
     ) -> Sampled:
         """Ask the client's model for a completion: `.text`, `.model`, `.stop_reason`, `.content`.
@@ -270,12 +278,11 @@ class Context:
             tool_choice=tool_choice,
             options=options,
         )
-        answer: dict[str, Any] = (await self.ask({key: {"method": "sampling/createMessage", "params": params}}))[key]
-        return Sampled.of(answer)
+        return Sampled.of(await self._ask_one(self._key("sample", key), "sampling/createMessage", params))
 
-    async def list_roots(self, *, key: str = "roots") -> list[dict[str, Any]]:
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (`[{"uri": "file://...", "name": ...}]`)."""
-        answer = (await self.ask({key: {"method": "roots/list", "params": {}}}))[key]
+        answer = await self._ask_one(self._key("roots", key), "roots/list", {})
         roots = answer.get("roots", [])
         return roots if isinstance(roots, list) else []
 
@@ -291,23 +298,23 @@ class Context:
     # -- cancellation and streams ---------------------------------------------------------
     @property
     def cancelled(self) -> bool:
-        return self._is_cancelled()
+        return self._hooks.is_cancelled()
 
     def check_cancelled(self) -> None:
-        if self._is_cancelled():
+        if self._hooks.is_cancelled():
             raise CancelledByClient("the client cancelled this request")
 
     async def close_sse_stream(self) -> None:
         """Legacy SSE polling: end the current response stream; the client resumes with `Last-Event-ID`."""
-        if self._close_stream is not None:
-            await self._close_stream()
+        if self._hooks.close_stream is not None:
+            await self._hooks.close_stream()
 
     async def notify_list_changed(self, kind: str) -> None:
         """Tell listening clients the `tools`, `prompts` or `resources` list changed."""
-        if self._notify_changed is not None:
-            await self._notify_changed(kind, None, None)
+        if self._hooks.notify_changed is not None:
+            await self._hooks.notify_changed(kind, None, None)
 
     async def notify_resource_updated(self, uri: str, *, principal: str | None = None) -> None:
         """Tell subscribed clients the resource at `uri` changed; with `principal`, only that principal's."""
-        if self._notify_changed is not None:
-            await self._notify_changed("resource", uri, principal)
+        if self._hooks.notify_changed is not None:
+            await self._hooks.notify_changed("resource", uri, principal)

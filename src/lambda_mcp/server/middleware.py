@@ -2,13 +2,13 @@
 
 ```python
 @app.middleware
-async def audit(request: Request, call_next: CallNext) -> dict[str, Any]:
+async def audit(request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
     result = await call_next(request)
     print(request.method, request.principal)
     return result
 ```
 
-Each gets the `Request` (method, params, principal, era, ...) and `call_next`, which runs the next
+Each gets the `RequestInfo` (method, params, principal, era, ...) and `call_next`, which runs the next
 middleware and finally the method; it returns the method's result, or raises `MCPError` to answer a
 JSON-RPC error instead (a `ToolError` from a `tools/call` middleware becomes an `isError` result).
 Middlewares run in the order they were registered, the first outermost, on both eras, on the HTTP
@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 
 @dataclass(frozen=True)
-class Request:
+class RequestInfo:
     """One request as middleware sees it. `params` is the request's own dict: treat it as read-only,
     or pass `dataclasses.replace(request, params=...)` to `call_next`."""
 
@@ -44,11 +44,11 @@ class Request:
     """What the app's lifespan yielded (as `ctx.state`)."""
 
 
-CallNext = Callable[[Request], Awaitable[dict[str, Any]]]
-Middleware = Callable[[Request, CallNext], Awaitable[dict[str, Any]]]
+CallNext = Callable[[RequestInfo], Awaitable[dict[str, Any]]]
+Middleware = Callable[[RequestInfo, CallNext], Awaitable[dict[str, Any]]]
 
 
-async def through(middlewares: Sequence[Middleware], request: Request, endpoint: CallNext) -> dict[str, Any]:
+async def through(middlewares: Sequence[Middleware], request: RequestInfo, endpoint: CallNext) -> dict[str, Any]:
     """Run `request` through `middlewares` (first outermost) to `endpoint`."""
     if not middlewares:
         return await endpoint(request)
@@ -57,7 +57,7 @@ async def through(middlewares: Sequence[Middleware], request: Request, endpoint:
         if index == len(middlewares):
             return endpoint
 
-        async def call(current: Request) -> dict[str, Any]:
+        async def call(current: RequestInfo) -> dict[str, Any]:
             return await middlewares[index](current, link(index + 1))
 
         return call

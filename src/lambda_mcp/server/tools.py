@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..observe.invocation import count, milliseconds
-from ..protocol.errors import MCPError
-from ..storage.errors import StorageError
+from ..protocol.errors import KitFailure, MCPError
 from . import _signature
 from ._models import loaded_pydantic, loaded_wire_types
 from .arguments import Arguments, InvalidArguments
@@ -67,7 +66,7 @@ class Tool:
             kwargs[self.context_param] = ctx
         try:
             value = await _signature.call(self.fn, kwargs, in_thread=ctx.sync_in_thread)
-        except StorageError:  # the kit's own storage failing under ctx: not the tool's failure
+        except KitFailure:  # the kit's own storage (or queue) failing under ctx: not the tool's failure
             raise
         except MCPError:
             self._measured(started, {"isError": True})

@@ -5,9 +5,9 @@ deployments that do not use it.
 """
 
 from .errors import ConflictError, NotFoundError, StorageError
-from .memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore
-from .ports import CallStore, ChangeLog, EventLog, SessionStore
-from .records import CallRecord, Change, SessionRecord, StoredEvent
+from .memory import InMemoryCallStore, InMemoryChangeLog, InMemoryEventLog, InMemorySessionStore, InMemoryTaskStore
+from .ports import CallStore, ChangeLog, EventLog, SessionStore, TaskStore
+from .records import CallRecord, Change, SessionRecord, StoredEvent, TaskRecord
 
 __all__ = [
     "CallRecord",
@@ -20,9 +20,12 @@ __all__ = [
     "EventLog",
     "InMemoryEventLog",
     "InMemorySessionStore",
+    "InMemoryTaskStore",
     "NotFoundError",
     "SessionRecord",
     "SessionStore",
     "StorageError",
     "StoredEvent",
+    "TaskRecord",
+    "TaskStore",
 ]

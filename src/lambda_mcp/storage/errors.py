@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..protocol.errors import KitFailure
 
-class StorageError(Exception):
+
+class StorageError(KitFailure):
     """The backend failed (throttled, unreachable, misconfigured); never means "not found"."""
 
 

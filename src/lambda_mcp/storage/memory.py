@@ -8,8 +8,9 @@ import threading
 from typing import Any
 
 from ..protocol.ids import EventId, change_cursor, parse_event_id
+from .cursors import decode_cursor, encode_cursor
 from .errors import ConflictError, LimitExceeded, NotFoundError
-from .records import CallRecord, Change, SessionRecord, StoredEvent
+from .records import CallRecord, Change, SessionRecord, StoredEvent, TaskRecord, listed
 
 
 class InMemorySessionStore:
@@ -163,3 +164,64 @@ class InMemoryChangeLog:
     async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
         with self._lock:
             return [c for expires, c in self._entries if c.cursor > cursor and expires > now][:limit]
+
+
+class InMemoryTaskStore:
+    """Safe to share between the request loop and worker threads (`lambda-mcp dev --lambda`): every method
+    holds a lock."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, TaskRecord] = {}
+        self._lock = threading.Lock()
+
+    async def create(self, record: TaskRecord) -> None:
+        with self._lock:
+            if record.task_id in self._items:
+                raise ConflictError(f"task {record.task_id} exists")
+            self._items[record.task_id] = copy.deepcopy(record)
+
+    async def get(self, task_id: str, now: float) -> TaskRecord | None:
+        with self._lock:
+            record = self._items.get(task_id)
+            return copy.deepcopy(record) if record is not None and record.live(now) else None
+
+    async def save(self, record: TaskRecord) -> TaskRecord:
+        with self._lock:
+            stored = self._items.get(record.task_id)
+            if stored is None or stored.version != record.version or stored.terminal:
+                raise ConflictError(f"task {record.task_id} changed or is final")
+            saved = copy.deepcopy(record)
+            saved.version += 1
+            self._items[record.task_id] = saved
+            return copy.deepcopy(saved)
+
+    async def list_owned(
+        self, owner: str, now: float, cursor: str | None = None, limit: int = 50
+    ) -> tuple[list[TaskRecord], str | None]:
+        with self._lock:
+            owned = [r for r in self._items.values() if r.owner == owner and r.live(now)]
+        mine = sorted(
+            owned,
+            key=lambda r: (r.created_at, r.task_id),
+        )
+        if cursor is not None:
+            position = decode_cursor(cursor)
+            after = (float(str(position.get("c", 0))), str(position.get("t", "")))
+            mine = [r for r in mine if (r.created_at, r.task_id) > after]
+        page = mine[:limit]
+        more = len(mine) > limit
+        last = page[-1] if page else None
+        next_cursor = encode_cursor({"c": last.created_at, "t": last.task_id}) if more and last else None
+        return [listed(copy.deepcopy(r)) for r in page], next_cursor
+
+    async def list_due(self, now: float, limit: int = 100) -> list[str]:
+        with self._lock:
+            due = [r for r in self._items.values() if r.sweepable and r.due_at <= now]
+        due.sort(key=lambda r: (r.due_at, r.task_id))
+        return [r.task_id for r in due[:limit]]
+
+    async def drop_due(self, task_id: str) -> None:
+        with self._lock:
+            stored = self._items.get(task_id)
+            if stored is not None:
+                stored.due_at = 0.0

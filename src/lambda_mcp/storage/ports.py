@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .records import CallRecord, Change, SessionRecord, StoredEvent
+from .records import CallRecord, Change, SessionRecord, StoredEvent, TaskRecord
 
 
 class SessionStore(Protocol):
@@ -78,3 +78,31 @@ class ChangeLog(Protocol):
     async def since(self, cursor: str, now: float, limit: int = 100) -> list[Change]:
         """Live changes after `cursor`, oldest first (entries expire an hour after they are published: a
         cursor older than that reads from an hour ago)."""
+
+
+class TaskStore(Protocol):
+    async def create(self, record: TaskRecord) -> None:
+        """Store a new task durably (readable by `get` when this returns). Raises `ConflictError` if the id exists."""
+
+    async def get(self, task_id: str, now: float) -> TaskRecord | None:
+        """The task, or None when unknown or expired."""
+
+    async def save(self, record: TaskRecord) -> TaskRecord:
+        """Write `record` over the stored one if the stored one still has `record.version` and is not final.
+
+        Returns the record as stored (version + 1). Raises `ConflictError` when the condition fails.
+        """
+
+    async def list_owned(
+        self, owner: str, now: float, cursor: str | None = None, limit: int = 50
+    ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, oldest first, a page at a time (no Scan: an index by owner), as `listed`
+        records: without their request, result, error and inputs (`get` one for those)."""
+
+    async def list_due(self, now: float, limit: int = 100) -> list[str]:
+        """Ids of `working` tasks whose `due_at` has passed, most overdue first (no Scan: a sparse index).
+        Expired tasks are listed too, until `drop_due` takes them out: expiry is no reason to hide a row,
+        and a row that stays listed can be cleaned (expired rows never fill a page for good)."""
+
+    async def drop_due(self, task_id: str) -> None:
+        """Take a task out of the due index whatever its state (an expired one included); no-op if absent."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass
@@ -81,3 +82,84 @@ class Change:
     uri: str | None = None
     principal: str | None = None
     """Only listeners of this principal hear of it (None: every listener)."""
+
+
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass
+class TaskRecord:
+    task_id: str
+    owner: str
+    """Who may see it: `principal:<principal>` when authenticated, else `session:<id>`, else `anonymous`
+    (then the unguessable task id is the only handle)."""
+    method: str
+    params: dict[str, Any]
+    created_at: float
+    expires_at: float
+    ttl_ms: int | None
+    poll_interval_ms: int
+    wire: Literal["legacy", "modern"] = "modern"
+    status: TaskStatus = "working"
+    status_message: str | None = None
+    updated_at: float = 0.0
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    """The JSON-RPC error object, verbatim, for `failed`."""
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Outstanding requests to the client, by key (keys are unique over the task's life)."""
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    """Every answer received so far, by key; the worker replays them in order on re-runs."""
+    cancel_requested: bool = False
+    progress_token: str | int | None = None
+    session_id: str | None = None
+    request_id: str | int | None = None
+    """The id of the request that created it (legacy `notifications/cancelled` names it)."""
+    log_level: str | None = None
+    """The legacy session's log level when the task was created (None: the run sends no logs)."""
+    protocol_version: str | None = None
+    scopes: list[str] | None = None
+    """The OAuth scopes the creating request's token granted (None: auth `none`); the run sees them."""
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    lease_owner: str | None = None
+    lease_expires_at: float = 0.0
+    attempts: int = 0
+    """Runs started by workers (claims); the sweeper gives up after the configured maximum."""
+    due_at: float = 0.0
+    """When the sweeper should look at a `working` task: its lease's end, or (unclaimed) when its
+    queue message should have been picked up. Stores index it only while the task is `working`."""
+    version: int = 0
+    """Bumped by every write; each write is conditioned on the version it read."""
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def live(self, now: float) -> bool:
+        return self.expires_at > now
+
+    def leased(self, now: float) -> bool:
+        """Whether a worker's claim on it is still running (no other worker may run it meanwhile)."""
+        return self.lease_owner is not None and self.lease_expires_at > now
+
+    @property
+    def sweepable(self) -> bool:
+        """Whether stores keep it in the due index (only `working` tasks can have a stalled worker)."""
+        return self.status == "working" and self.due_at > 0
+
+
+_NOT_LISTED: dict[str, Any] = {
+    "params": {},
+    "result": None,
+    "error": None,
+    "input_requests": {},
+    "input_responses": {},
+    "client_capabilities": {},
+}
+
+
+def listed(record: TaskRecord) -> TaskRecord:
+    """What a task list carries of a task: all but its request, result, error and inputs (up to hundreds
+    of KB each), which stores keep out of their owner index."""
+    return dataclasses.replace(record, **_NOT_LISTED)

@@ -1,8 +1,10 @@
-"""Tasks: the durable record of a long or task-augmented call, its state machine and its store port."""
+"""Tasks: long or task-augmented calls, their state machine and their runtime (the record, its store
+port and adapters are storage's)."""
 
 from ..protocol.ids import new_task_id
+from ..storage.memory import InMemoryTaskStore
+from ..storage.ports import TaskStore
 from .model import TERMINAL, InvalidTransition, TaskRecord, TaskStatus, transition
-from .store import InMemoryTaskStore, TaskStore
 
 __all__ = [
     "TERMINAL",

@@ -23,11 +23,11 @@ from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.ids import TaskStream, new_task_id
 from ..protocol.jsonrpc import replayable
 from ..protocol.names import META_CAPABILITIES, META_VERSION
+from ..protocol.outbox import Outbox
 from ..storage.errors import ConflictError
-from ..storage.ports import EventLog
+from ..storage.ports import EventLog, TaskStore
 from .execution import Execute, Executor, Notify, Outcome, SubmitFailed
 from .model import TaskRecord, TaskStatus, transition
-from .store import TaskStore
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -38,6 +38,10 @@ RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_a
 
 def _failure(message: str) -> dict[str, Any]:
     return {"code": INTERNAL_ERROR, "message": message}
+
+
+async def _dropped(message: dict[str, Any]) -> None:
+    return None
 
 
 def _kept(params: dict[str, Any]) -> dict[str, Any]:
@@ -247,7 +251,7 @@ class TaskRuntime:
             return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
         outcome = await self._run_watched(claimed)
         finished = await self._finish(claimed, outcome)
-        return finished.status
+        return "cancelled" if outcome.kind == "cancelled" else finished.status
 
     async def _run_watched(self, record: TaskRecord) -> Outcome:
         """Run with a watcher that re-reads the record (at most once a second): a cancel stops the run."""
@@ -285,19 +289,19 @@ class TaskRuntime:
         again up to where the last run stopped: those already logged are dropped. (2026 tasks have no
         channel for progress or logs, so theirs are dropped.)"""
         events, session_id = self.events, record.session_id
+        if events is None or session_id is None or record.wire != "legacy":
+            return _dropped
         stream = TaskStream(record.task_id).format()
-        logged: int | None = None
-        sent = 0
+        outbox: Outbox | None = None
+
+        async def log(message: dict[str, Any]) -> None:
+            await events.append(session_id, stream, message)
 
         async def notify(message: dict[str, Any]) -> None:
-            nonlocal logged, sent
-            if events is None or session_id is None or record.wire != "legacy":
-                return
-            if logged is None:
-                logged = len(await events.read(session_id, stream))
-            sent += 1
-            if sent > logged:
-                await events.append(session_id, stream, message)
+            nonlocal outbox
+            if outbox is None:  # what earlier runs logged, read once, when the run first sends something
+                outbox = Outbox(log, len(await events.read(session_id, stream)))
+            await outbox.send(message)
 
         return notify
 

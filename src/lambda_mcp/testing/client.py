@@ -17,15 +17,16 @@ from typing import Any
 
 from ..config import Settings
 from ..kit import Kit, build_kit
+from ..protocol import revisions
 from ..protocol.names import TASKS_EXTENSION
 from ..server.app import MCPApp
-from ..transport.app import create_app
 from ..transport.headers import client_headers
 from ._asgi import Response, exchange
 from .results import RequestFailed, ToolResult
 
-MODERN = "2026-07-28"
-LEGACY = ("2025-03-26", "2025-06-18", "2025-11-25")
+MODERN = revisions.MODERN
+LEGACY = revisions.LEGACY
+"""Newest first, as everywhere in the kit."""
 ElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
 SamplingHandler = Callable[
     [list[dict[str, Any]], dict[str, Any]], Awaitable[str | dict[str, Any]] | str | dict[str, Any]
@@ -58,14 +59,14 @@ class Client:
         capabilities: dict[str, Any] | None = None,
         settings: Settings | None = None,
     ) -> None:
-        if protocol_version != MODERN and protocol_version not in LEGACY:
+        if protocol_version not in revisions.SUPPORTED:
             raise ValueError(f"unknown protocol version {protocol_version!r}; use {MODERN} or one of {LEGACY}")
         self.app = app
         self.protocol_version = protocol_version
         self.kit: Kit = build_kit(
             app, settings or Settings(state_key=secrets.token_bytes(32)), streaming=True, local=True
         )
-        self.asgi = create_app(self.kit)
+        self.asgi = self.kit.asgi()
         self.on_elicit = elicitation_handler
         self.on_sample = sampling_handler
         self.roots = [{"uri": r} if isinstance(r, str) else dict(r) for r in roots] if roots is not None else None
@@ -79,7 +80,7 @@ class Client:
 
     @property
     def modern(self) -> bool:
-        return self.protocol_version == MODERN
+        return revisions.is_modern(self.protocol_version)
 
     @property
     def logs(self) -> list[Any]:
@@ -89,14 +90,14 @@ class Client:
     def _declared(self, tasks: bool) -> dict[str, Any]:
         declared: dict[str, Any] = {}
         if self.on_elicit is not None:
-            declared["elicitation"] = {} if self.protocol_version < "2025-11-25" else {"form": {}}
+            declared["elicitation"] = {"form": {}} if revisions.names_form_mode(self.protocol_version) else {}
         if self.on_sample is not None:
             declared["sampling"] = {}
         if self.roots is not None:
             declared["roots"] = {} if self.modern else {"listChanged": False}
         if tasks and self.modern:
             declared["extensions"] = {TASKS_EXTENSION: {}}
-        elif tasks and self.protocol_version == "2025-11-25":
+        elif tasks and revisions.has_legacy_tasks(self.protocol_version):
             declared["tasks"] = {"requests": {"elicitation": {"create": {}}, "sampling": {"createMessage": {}}}}
         return declared
 
@@ -123,8 +124,8 @@ class Client:
     ) -> None:
         if self.session_id is not None:
             await exchange(self.asgi, "DELETE", self._headers(None, {}), b"")
-        if self.kit.tasks is not None:
-            close = getattr(self.kit.tasks.executor, "close", None)
+        if self.kit.task_runtime is not None:
+            close = getattr(self.kit.task_runtime.executor, "close", None)
             if close is not None:
                 await close()
         await self.app.lifespans.stop()

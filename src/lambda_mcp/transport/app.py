@@ -1,4 +1,5 @@
-"""`create_app(kit)`: the ASGI application serving `/mcp`, its metadata documents and a health check.
+"""`create_app(...)`: the ASGI application serving `/mcp`, its metadata documents and a health check
+(`Kit.asgi()` builds it from a kit's parts).
 
 Requests to `/mcp` go straight to the endpoint (with CORS when browser origins are allowed): every
 request pays for it, so it skips Starlette's router and middleware stack (about 7 µs of a ~50 µs warm
@@ -18,15 +19,15 @@ from ..auth.metadata import AUTHORIZATION_SERVER_METADATA, WELL_KNOWN
 from .cors import Cors
 
 if TYPE_CHECKING:
-    from ..kit import Kit
     from ..server.lifespan import Lifespan
+    from .access import Access
 
 
 async def _health(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
-class McpApp:
+class HttpApp:
     """`/mcp` to the endpoint; any other path (and lifespan events) to the app `others()` builds once."""
 
     def __init__(self, mcp: ASGIApp, others: Callable[[], ASGIApp], path: str, lifespan: Lifespan) -> None:
@@ -67,12 +68,12 @@ class McpApp:
                 return
 
 
-def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
-    """`/mcp` (every method: the endpoint answers 405 itself), the protected resource metadata at both
-    well-known forms, the authorization server metadata for 2025-03-26 clients, and `/healthz`; CORS for
-    the allowed browser origins."""
-    access = kit.access
-    origins = kit.endpoint.front.origins
+def create_app(
+    endpoint: ASGIApp, access: Access, lifespan: Lifespan, origins: tuple[str, ...], path: str = "/mcp"
+) -> HttpApp:
+    """`/mcp` to `endpoint` (every method: the endpoint answers 405 itself), the protected resource
+    metadata at both well-known forms, the authorization server metadata for 2025-03-26 clients, and
+    `/healthz`; CORS for the allowed browser `origins`."""
 
     def others() -> ASGIApp:
         from starlette.applications import Starlette
@@ -88,4 +89,4 @@ def create_app(kit: Kit, path: str = "/mcp") -> McpApp:
         )
         return Cors(app, origins)
 
-    return McpApp(Cors(kit.endpoint, origins) if origins else kit.endpoint, others, path, kit.app.lifespans)
+    return HttpApp(Cors(endpoint, origins) if origins else endpoint, others, path, lifespan)

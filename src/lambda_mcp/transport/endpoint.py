@@ -25,8 +25,20 @@ from ..protocol.jsonrpc import RequestId
 from ..server.changes import publishing_to
 from ..storage.errors import StorageUnavailable
 from ..storage.ports import CallStore, ChangeLog, SessionStore
+from ..storage.records import SessionRecord
 from .front import Front
-from .inbound import Batch, Call, Cancel, ClientResponse, Listen, Resume, accepted, cancelled_request
+from .inbound import (
+    Answered,
+    Batch,
+    Call,
+    Cancel,
+    ClientResponse,
+    Listen,
+    Resume,
+    accepted,
+    cancelled_request,
+    kept_alive,
+)
 from .replies import error_reply, unavailable
 from .request import McpRequest
 
@@ -88,8 +100,9 @@ class MCPEndpoint:
 
     async def _serve(self, request: Request) -> Response:
         inbound = await self.front.read(request)
-        if isinstance(inbound, Response):
-            return inbound
+        if isinstance(inbound, Answered):
+            return inbound.response
+        await self._touch(kept_alive(inbound))
         if isinstance(inbound, Call):
             return await self.transport.call(request, inbound)
         if isinstance(inbound, Listen):
@@ -107,6 +120,12 @@ class MCPEndpoint:
         await self.sessions.terminate(inbound.session.session_id)
         self.transport.close(inbound.session.session_id)
         return Response(status_code=200)
+
+    async def _touch(self, session: SessionRecord | None) -> None:
+        """Slide a live session's expiry, at most once per `session_touch_seconds` (one write, not one a request)."""
+        settings, now = self.front.settings, time.time()
+        if session is not None and now - session.touched_at >= settings.session_touch_seconds:
+            await self.sessions.touch(session.session_id, now, now + settings.session_ttl_seconds)
 
     async def _answer(self, answer: ClientResponse) -> None:
         """The client's response to a server-to-client request: a task's input request, or the transport's."""

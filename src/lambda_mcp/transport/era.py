@@ -6,7 +6,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ..protocol import versions
+from ..protocol import revisions
 from ..protocol.errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, MCPError
 from ..protocol.jsonrpc import Message
 from ..protocol.names import META_CAPABILITIES, META_VERSION
@@ -21,12 +21,12 @@ def is_modern(request: Request, message: Message) -> bool:
     meta = (message.params or {}).get("_meta")
     if message.method == "initialize":  # legacy unless it names a modern version (then: removed method)
         claimed = meta.get(META_VERSION) if isinstance(meta, dict) else header
-        return isinstance(claimed, str) and claimed.strip() in versions.MODERN_VERSIONS
+        return isinstance(claimed, str) and claimed.strip() in revisions.MODERN_VERSIONS
     if isinstance(meta, dict) and META_VERSION in meta:
         return True
     if "mcp-session-id" in request.headers:
         return False
-    return header is not None and header.strip() not in versions.LEGACY_VERSIONS
+    return header is not None and header.strip() not in revisions.LEGACY_VERSIONS
 
 
 def modern_meta(request: Request, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -49,11 +49,11 @@ def modern_meta(request: Request, params: dict[str, Any]) -> tuple[str, dict[str
     version: str = meta[META_VERSION]
     if mcp_headers.decode(header_version) != version:
         raise mcp_headers.mismatch("MCP-Protocol-Version header does not match _meta protocolVersion")
-    if version not in versions.MODERN_VERSIONS:
+    if version not in revisions.MODERN_VERSIONS:
         raise MCPError(
             UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
-            {"supported": list(versions.SUPPORTED), "requested": version},
+            {"supported": list(revisions.SUPPORTED), "requested": version},
             http_status=400,
         )
     capabilities: dict[str, Any] = meta[META_CAPABILITIES]

@@ -21,7 +21,7 @@ from ..auth.identity import Identity
 from ..config import Settings
 from ..dispatch.context import RequestContext
 from ..observe.invocation import note
-from ..protocol import jsonrpc, versions
+from ..protocol import jsonrpc, revisions
 from ..protocol.errors import INVALID_PARAMS, INVALID_REQUEST, MCPError
 from ..protocol.ids import parse_last_event_id
 from ..protocol.jsonrpc import Message
@@ -35,6 +35,7 @@ from .access import Access
 from .changes import LIST_FLAGS, readable
 from .era import is_modern, modern_meta
 from .inbound import (
+    Answered,
     Batch,
     Call,
     Cancel,
@@ -70,7 +71,13 @@ class Front:
         self.hosts = (*default_hosts, *settings.allowed_hosts)
         self.origins = (*default_origins, *settings.allowed_origins)
 
-    async def read(self, request: Request) -> Inbound:
+    async def read(self, request: Request) -> Inbound | Answered:
+        """The request, typed; or the front's own answer to it. It reads and never writes: what a request
+        changes is its transport's (and the endpoint's: the session touch)."""
+        read = await self._read(request)
+        return Answered(read) if isinstance(read, Response) else read
+
+    async def _read(self, request: Request) -> Inbound | Response:
         refused = security.check(request, self.hosts, self.origins, self.settings.trust_event_domain)
         if refused is not None:
             return refused
@@ -86,7 +93,7 @@ class Front:
         return await self._delete(request, caller)
 
     # -- POST -----------------------------------------------------------------------------
-    async def _post(self, request: Request, caller: Identity | None) -> Inbound:
+    async def _post(self, request: Request, caller: Identity | None) -> Inbound | Response:
         limit = self.settings.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -135,7 +142,7 @@ class Front:
             return None
         return self.access.forbidden(request, needed, messages[0].id if len(messages) == 1 else None)
 
-    async def _modern(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
+    async def _modern(self, request: Request, message: Message, caller: Identity | None) -> Inbound | Response:
         if message.kind == "notification":
             return accepted()
         params = message.params or {}
@@ -174,13 +181,13 @@ class Front:
             honoured["resourceSubscriptions"] = [u for u in allowed if await self.app.may_subscribe(u, principal)]
         return honoured
 
-    async def _legacy(self, request: Request, message: Message, caller: Identity | None) -> Inbound:
+    async def _legacy(self, request: Request, message: Message, caller: Identity | None) -> Inbound | Response:
         header_version = request.headers.get("mcp-protocol-version")
-        if header_version is not None and header_version.strip() not in versions.LEGACY_VERSIONS:
+        if header_version is not None and header_version.strip() not in revisions.LEGACY_VERSIONS:
             return error_reply(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
         if message.method == "initialize" and message.kind == "request":
             size = _body_bytes(request)
-            context = RequestContext("legacy", versions.LEGACY[0], {}, None, *_who(caller), message.id, size)
+            context = RequestContext("legacy", revisions.NEWEST_LEGACY, {}, None, *_who(caller), message.id, size)
             return self._call(request, message, context)
         found = await self._session(request, caller)
         if isinstance(found, Response):
@@ -196,7 +203,7 @@ class Front:
             return accepted() if rid is None else Cancel(found, rid, context)
         return self._call(request, message, context)
 
-    def _call(self, request: Request, message: Message, context: RequestContext) -> Inbound:
+    def _call(self, request: Request, message: Message, context: RequestContext) -> Inbound | Response:
         if message.kind == "notification":
             return accepted()
         wanted = accepts(request)
@@ -206,17 +213,17 @@ class Front:
             )
         return Call(message, context, wanted)
 
-    async def _batch(self, request: Request, items: list[Any], caller: Identity | None) -> Inbound:
+    async def _batch(self, request: Request, items: list[Any], caller: Identity | None) -> Inbound | Response:
         version = request.headers.get("mcp-protocol-version")
         only_0326 = "Invalid Request: batches are only accepted from 2025-03-26 clients"
-        if not items or (version is not None and version.strip() != "2025-03-26"):
+        if not items or (version is not None and not revisions.has_batches(version.strip())):
             return error_reply(400, INVALID_REQUEST, only_0326)
         if len(items) > MAX_BATCH:
             return error_reply(400, INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} messages")
         found = await self._session(request, caller)
         if isinstance(found, Response):
             return found
-        if found.protocol_version != "2025-03-26":  # batches exist in that revision only
+        if not revisions.has_batches(found.protocol_version):  # batches exist in that revision only
             return error_reply(400, INVALID_REQUEST, only_0326)
         refused = self._check_scopes(request, caller, [m for m in map(_classified, items) if m is not None])
         if refused is not None:  # the whole batch: nothing in it runs
@@ -224,7 +231,7 @@ class Front:
         return Batch(items, session_context(found, caller, body_bytes=_body_bytes(request)))
 
     # -- GET and DELETE -------------------------------------------------------------------
-    async def _get(self, request: Request, caller: Identity | None) -> Inbound:
+    async def _get(self, request: Request, caller: Identity | None) -> Inbound | Response:
         if "mcp-session-id" not in request.headers:
             return Response(status_code=405, headers={"Allow": "POST"})
         found = await self._session(request, caller)
@@ -236,9 +243,9 @@ class Front:
             return unknown_event_id()
         return Resume(found, last, session_context(found, caller))
 
-    async def _delete(self, request: Request, caller: Identity | None) -> Inbound:
+    async def _delete(self, request: Request, caller: Identity | None) -> Inbound | Response:
         if "mcp-session-id" not in request.headers:
-            if request.headers.get("mcp-protocol-version", "").strip() in versions.MODERN_VERSIONS:
+            if request.headers.get("mcp-protocol-version", "").strip() in revisions.MODERN_VERSIONS:
                 return Response(status_code=405, headers={"Allow": "POST"})
             return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header")
         found = await self._session(request, caller)
@@ -253,8 +260,6 @@ class Front:
         session = await self.sessions.get(session_id, now) if _looks_like_session(session_id) else None
         if session is None or session.principal != (caller.principal if caller else None):
             return error_reply(404, INVALID_REQUEST, "Session not found: initialize a new session")
-        if now - session.touched_at >= self.settings.session_touch_seconds:
-            await self.sessions.touch(session_id, now, now + self.settings.session_ttl_seconds)
         return session
 
 

@@ -1,5 +1,5 @@
 """What the front makes of one HTTP request to `/mcp`: a typed `Inbound` value for a transport to
-serve, or the `Response` that refuses it."""
+serve, or `Answered`, the response the front gives itself (a refusal, or a 202 for a notification)."""
 
 from __future__ import annotations
 
@@ -85,8 +85,24 @@ class Close:
     session: SessionRecord
 
 
-Inbound = Call | Listen | ClientResponse | Cancel | Batch | Resume | Close | Response
-"""What the front makes of a request; a `Response` is a refusal (or a 202 for an ignored notification)."""
+Inbound = Call | Listen | ClientResponse | Cancel | Batch | Resume | Close
+"""A request the front read, for the endpoint and a transport to serve."""
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A request the front answered itself: a refusal (4xx), or a 202 for a notification it takes."""
+
+    response: Response
+
+
+def kept_alive(inbound: Inbound) -> SessionRecord | None:
+    """The legacy session a request keeps alive (its expiry slides), if any: not one it closes."""
+    if isinstance(inbound, (Listen, Close)):
+        return None
+    if isinstance(inbound, (ClientResponse, Cancel, Resume)):
+        return inbound.session
+    return inbound.context.session
 
 
 def accepted() -> Response:

@@ -10,13 +10,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..config import Settings
-from ..dispatch.context import Channel, WaitInterrupted
+from ..dispatch.context import Channel
 from ..dispatch.dispatcher import Dispatcher
 from ..protocol import jsonrpc
+from ..server.suspensions import WaitInterrupted
 from . import sse
+from .deadline import deadline, still_running
 from .inbound import Call
 from .replies import json_reply, sse_reply
-from .waits import deadline, still_running
 
 
 async def run_to_end(dispatcher: Dispatcher, http: Request, call: Call, settings: Settings) -> Response:
@@ -25,7 +26,7 @@ async def run_to_end(dispatcher: Dispatcher, http: Request, call: Call, settings
     async def collect(outgoing: dict[str, Any]) -> None:
         notifications.append(outgoing)
 
-    channel = Channel(send=collect, deadline=deadline(http, settings.max_wait_seconds))
+    channel = Channel(send=collect, deadline=deadline(http.scope, settings.max_wait_seconds))
     headers: dict[str, str] | None = None
     try:
         answer = await dispatcher.handle(call.message, call.context, channel)

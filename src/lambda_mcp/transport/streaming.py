@@ -23,7 +23,7 @@ from ..auth.guard import Denied
 from ..config import Settings
 from ..dispatch.context import Channel
 from ..dispatch.dispatcher import Dispatcher
-from ..protocol import jsonrpc, versions
+from ..protocol import jsonrpc, revisions
 from ..protocol.ids import ChangesCursor, InputId, LiveInputId
 from ..protocol.jsonrpc import RequestId
 from ..protocol.names import SUBSCRIPTION_ID
@@ -59,7 +59,7 @@ class StreamingTransport:
             return await run_to_end(self.dispatcher, http, call, self.settings)
         message, context = call.message, call.context
         session_id = context.session.session_id if context.session else None
-        resumable = session_id is not None and versions.at_least(context.version, "2025-11-25")
+        resumable = session_id is not None and revisions.has_resumable_streams(context.version)
         live = LiveCall(session_id, message.id, self.events if resumable else None)
         live.scopes = self.app.scopes_for(message.method or "", message.params or {})
         channel = Channel(send=live.push, is_cancelled=lambda: live.cancelled)

@@ -8,7 +8,7 @@ from .changes import DynamoDBChangeLog
 from .events import DynamoDBEventLog
 from .sessions import DynamoDBSessionStore
 from .table import TABLE_DEFINITION, create_table
-from .tasks import DynamoDBTaskStore
+from .task_store import DynamoDBTaskStore
 
 __all__ = [
     "TABLE_DEFINITION",

@@ -1,14 +1,20 @@
-"""Legacy calls that outlive a buffered invocation: suspend, record, and re-run when the client resumes.
+"""Suspended legacy calls: a call that outlives a buffered invocation is suspended, recorded, and re-run
+when the client resumes.
 
 On a buffered transport (API Gateway in front of Lambda) a response reaches the client only once it
 ends, so a legacy handler that asks the client something (`ctx.elicit`, `ctx.sample`,
-`ctx.list_roots`) or closes its stream (`ctx.close_sse_stream`) cannot wait in the invocation. The
-call suspends instead: the response carries a priming event id, the notifications so far, the
-requests (also written to the session's event log) and a last id'd event with `retry:`, and the
-call is recorded (`CallRecord`) before the response is returned. The client's answers arrive as
-response POSTs on any instance and are stored by input key; its `GET` with `Last-Event-ID` reaches
-any instance, which re-runs the call from the top with the recorded answers. Each run numbers what
-it sends, so messages an earlier response carried are not sent again.
+`ctx.list_roots`) or closes its stream (`ctx.close_sse_stream`) cannot wait in the invocation. Its
+run ends with `CallSuspended` instead (raised by its `dispatch.rounds.BufferedRound`), and this module
+1. **suspends**: ends the response with a priming event id, what the run sent beyond what earlier
+   responses carried (its `Outbox`), the requests to the client (also written to the session's event
+   log) and a last id'd event with `retry:`;
+2. **records** the call before the response is returned (`CallRecord`: the request as a re-run needs
+   it, how many messages were delivered, the stream closes passed, the keys awaited);
+3. **stores answers**: the client's response POSTs land on any instance, and each is kept under the
+   key it answers (only keys the call awaits);
+4. **re-runs**: the client's `GET` with `Last-Event-ID` reaches any instance, which waits briefly for
+   missing answers, checks the caller may still reach what the call does, and runs the call again from
+   the top with a `Recorded` built from the record.
 
 A call running here also watches for a `notifications/cancelled` that landed on another instance
 (a durable flag on the call's record, read once a second after the first second).
@@ -28,24 +34,25 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..auth.guard import Denied
-from ..config import Settings
-from ..dispatch.context import Channel, RequestContext, Resumption, WaitInterrupted
-from ..dispatch.dispatcher import Dispatcher
-from ..observe.invocation import count
-from ..polling import Backoff
-from ..protocol import jsonrpc
-from ..protocol.errors import INVALID_PARAMS, MCPError
-from ..protocol.ids import CallInputId, CallStream
-from ..protocol.jsonrpc import Message, RequestId
-from ..protocol.limits import MAX_RECORDED_ANSWERS_BYTES
-from ..server.context import CallSuspended
-from ..storage.errors import ConflictError, StorageError
-from ..storage.ports import CallStore, EventLog
-from ..storage.records import CallRecord
-from . import sse
-from .replies import json_reply, sse_reply, unknown_event_id
-from .waits import deadline, still_running
+from ...auth.guard import Denied
+from ...config import Settings
+from ...dispatch.context import Channel, RequestContext
+from ...dispatch.dispatcher import Dispatcher
+from ...dispatch.rounds import BufferedRound, Outbox, Recorded
+from ...observe.invocation import count
+from ...polling import Backoff
+from ...protocol import jsonrpc
+from ...protocol.errors import INVALID_PARAMS, MCPError
+from ...protocol.ids import CallInputId, CallStream
+from ...protocol.jsonrpc import Message, RequestId
+from ...protocol.limits import MAX_RECORDED_ANSWERS_BYTES
+from ...server.suspensions import CallSuspended, WaitInterrupted
+from ...storage.errors import ConflictError, StorageError
+from ...storage.ports import CallStore, EventLog
+from ...storage.records import CallRecord
+from .. import sse
+from ..deadline import deadline, still_running
+from ..replies import json_reply, sse_reply, unknown_event_id
 
 logger = logging.getLogger("lambda_mcp")
 
@@ -55,21 +62,30 @@ CANCEL_CHECK_SECONDS = 1.0
 
 
 class _Run:
-    """One run of a call: what it sends beyond what earlier runs delivered, and its cancellation flag."""
+    """One run of a call: its request, what earlier runs recorded, what this one sends, and its cancel flag."""
 
-    def __init__(self, skip: int) -> None:
-        self.skip = skip
-        self.sent = 0
+    def __init__(self, message: Message, context: RequestContext, record: CallRecord | None) -> None:
+        assert context.session is not None and message.id is not None
+        self.message = message
+        self.session_id = context.session.session_id
+        self.call_stream = CallStream(message.id)
+        self.stream = self.call_stream.format()
+        self.record = record
+        self.nonce = record.nonce if record is not None else secrets.token_urlsafe(16)
+        self.started = record.created_at if record is not None else time.time()
+        recorded = (
+            Recorded(dict(record.answers), record.delivered, record.checkpoints) if record is not None else Recorded()
+        )
+        self.round = BufferedRound(self.call_stream, self.nonce, recorded)
         self.outgoing: list[dict[str, Any]] = []
+        self.outbox = Outbox(self._collect, recorded.delivered)
         self.cancelled = False
 
-    async def send(self, message: dict[str, Any]) -> None:
-        if self.sent >= self.skip:
-            self.outgoing.append(message)
-        self.sent += 1
+    async def _collect(self, message: dict[str, Any]) -> None:
+        self.outgoing.append(message)
 
 
-class ResumableCalls:
+class SuspendedCalls:
     def __init__(self, dispatcher: Dispatcher, calls: CallStore, events: EventLog, settings: Settings) -> None:
         self.dispatcher = dispatcher
         self.calls = calls
@@ -87,34 +103,17 @@ class ResumableCalls:
         wants_json: bool = False,
     ) -> Response:
         """Run (or re-run, with `record`) a legacy call on a session; answer with its result, or suspend it."""
-        assert context.session is not None and message.id is not None
-        session_id = context.session.session_id
-        call_stream = CallStream(message.id)
-        stream = call_stream.format()
-        nonce = record.nonce if record is not None else secrets.token_urlsafe(16)
-        started = record.created_at if record is not None else time.time()
-        run = _Run(record.delivered if record is not None else 0)
-        resumption = Resumption(
-            answers=dict(record.answers) if record is not None else {},
-            request_id_for=lambda key: CallInputId(call_stream, key, nonce).format(),
-            checkpoints=record.checkpoints if record is not None else 0,
-        )
-
-        async def checkpoint() -> None:
-            resumption.passed += 1
-            if resumption.passed > resumption.checkpoints:
-                raise CallSuspended()
-
+        run = _Run(message, context, record)
         channel = Channel(
-            send=run.send,
-            resumption=resumption,
-            close_stream=checkpoint,
+            send=run.outbox.send,
+            round=run.round,
+            close_stream=run.round.checkpoint,
             is_cancelled=lambda: run.cancelled,
-            deadline=deadline(http, self.settings.max_wait_seconds),
+            deadline=deadline(http.scope, self.settings.max_wait_seconds),
         )
         handling = asyncio.ensure_future(self.dispatcher.handle(message, context, channel))
         request = jsonrpc.replayable(message.raw)
-        watched = record if record is not None else CallRecord(session_id, stream, "", request, started, 0.0)
+        watched = record or CallRecord(run.session_id, run.stream, "", request, run.started, 0.0)
         watcher = asyncio.ensure_future(self._watch(handling, run, watched))
         try:
             try:
@@ -127,57 +126,41 @@ class ResumableCalls:
             if not run.cancelled:
                 raise
             return sse_reply(b"")  # cancelled by the client: no response for the request
-        except CallSuspended:
+        except CallSuspended as suspended:
             count("CallsSuspended")
-            return await self._suspend(session_id, stream, message, record, run, resumption, nonce, started)
+            return await self._suspend(run, suspended)
         except WaitInterrupted:
             response, status = jsonrpc.error_message(message.id, still_running()), 200
         if record is None:  # it never suspended: answered like any buffered call
             if run.outgoing or not wants_json:
                 return sse_reply(sse.body(run.outgoing, response), status)
             return json_reply(response, status)
-        record.response, record.delivered = response, max(record.delivered, run.sent)
+        record.response, record.delivered = response, run.outbox.reached
         with contextlib.suppress(ConflictError):  # a concurrent resumption finished it too: both answer the same
             await self.calls.save(record)
-        return await self._body(session_id, stream, run.outgoing, response, status)
+        return await self._body(run.session_id, run.stream, run.outgoing, response, status)
 
-    async def _suspend(
-        self,
-        session_id: str,
-        stream: str,
-        message: Message,
-        record: CallRecord | None,
-        run: _Run,
-        resumption: Resumption,
-        nonce: str,
-        started: float,
-    ) -> Response:
+    async def _suspend(self, run: _Run, suspended: CallSuspended) -> Response:
         """Record the suspended call (durable before the client sees its requests) and end the response."""
-        now = time.time()
+        record = run.record
         if record is None:
-            record = CallRecord(
-                session_id,
-                stream,
-                nonce,
-                jsonrpc.replayable(message.raw),
-                started,
-                now + self.settings.session_ttl_seconds,
-                delivered=run.sent,
-                checkpoints=resumption.passed,
-                awaiting=resumption.awaiting,
-            )
+            expires = time.time() + self.settings.session_ttl_seconds
+            request = jsonrpc.replayable(run.message.raw)
+            record = CallRecord(run.session_id, run.stream, run.nonce, request, run.started, expires)
+            record.delivered, record.checkpoints = run.outbox.reached, suspended.checkpoints
+            record.awaiting = list(suspended.awaiting)
             record = await self.calls.start(record)
         else:
-            record.delivered = max(record.delivered, run.sent)
-            record.checkpoints = max(record.checkpoints, resumption.passed)
-            record.awaiting = resumption.awaiting
+            record.delivered = run.outbox.reached
+            record.checkpoints = max(record.checkpoints, suspended.checkpoints)
+            record.awaiting = list(suspended.awaiting)
             try:
                 record = await self.calls.save(record)
             except ConflictError:  # another resumption of the same call saved first: it sends these
-                return await self._body(session_id, stream, [], None)
+                return await self._body(run.session_id, run.stream, [], None)
         if record.cancelled:
             return sse_reply(b"")
-        return await self._body(session_id, stream, run.outgoing, None)
+        return await self._body(run.session_id, run.stream, run.outgoing, None)
 
     async def _body(
         self,
@@ -239,9 +222,8 @@ class ResumableCalls:
             return unknown_event_id()
         if record.response is not None:
             return await self._body(session_id, name, [], record.response)
-        backoff = Backoff(
-            min(time.time() + ANSWER_WAIT_SECONDS, deadline(http, self.settings.max_wait_seconds)), limit=0.5
-        )
+        until = min(time.time() + ANSWER_WAIT_SECONDS, deadline(http.scope, self.settings.max_wait_seconds))
+        backoff = Backoff(until, limit=0.5)
         while not record.cancelled and any(key not in record.answers for key in record.awaiting):
             if not await backoff.sleep():
                 return await self._body(session_id, name, [], None)  # poll again after `retry`
@@ -259,7 +241,7 @@ class ResumableCalls:
         if unmet:  # the same principal, now with a token that may not use what the call reaches: no re-run
             raise Denied(403, "the token lacks a scope this operation needs", "insufficient_scope", unmet)
         count("CallsResumed")
-        return await self.run(http, message, context, record)
+        return await self.run(http, message, dataclasses.replace(context, request_id=message.id), record)
 
     async def answer(self, session_id: str, answered: CallInputId, response: dict[str, Any]) -> bool:
         """Store the client's response to one of our requests; False if it answers none of this session's

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..observe.invocation import note
 from ..polling import Backoff
-from ..protocol import jsonrpc
+from ..protocol import jsonrpc, revisions
 from ..protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -25,11 +25,11 @@ from ..protocol.ids import CallStream, TaskInputId, TaskStream, could_be_task_id
 from ..protocol.limits import MAX_ANSWER_BYTES, MAX_RECORDED_ANSWERS_BYTES
 from ..protocol.names import RELATED_TASK, TASKS_EXTENSION
 from ..server.app import MCPApp
+from ..server.suspensions import WaitInterrupted
 from ..storage.ports import CallStore
-from ..storage.records import CallRecord
-from ..tasks.model import TaskRecord
+from ..storage.records import CallRecord, TaskRecord
 from ..tasks.runtime import TaskRuntime
-from .context import Channel, Era, Handler, RequestContext, WaitInterrupted
+from .context import Channel, Era, Handler, RequestContext
 from .params import json_size
 
 logger = logging.getLogger("lambda_mcp")
@@ -43,7 +43,7 @@ def declares_tasks(request: RequestContext) -> bool:
 
 def legacy_tasks_enabled(era: Era, version: str) -> bool:
     """Core tasks exist from 2025-11-25; older sessions see neither the capability nor the methods."""
-    return era == "legacy" and version == "2025-11-25"
+    return era == "legacy" and revisions.has_legacy_tasks(version)
 
 
 def legacy_task_augmented(

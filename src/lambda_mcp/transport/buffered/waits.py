@@ -9,6 +9,7 @@ far the wait got (`WaitProgress`: notifications relayed, input requests sent).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -16,41 +17,21 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..config import Settings
-from ..dispatch.context import Channel, RequestContext, WaitInterrupted, WaitProgress
-from ..dispatch.dispatcher import Dispatcher
-from ..dispatch.tasks import legacy_tasks_enabled
-from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.ids import CallStream, WaitStream, could_be_task_id
-from ..protocol.jsonrpc import Message
-from ..storage.ports import EventLog
-from ..storage.records import CallRecord
-from . import sse
-from .replies import sse_reply, unknown_event_id
-
-SAFETY_SECONDS = 2.0
-"""Time kept back from the invocation's remaining time to write the response."""
+from ...config import Settings
+from ...dispatch.context import Channel, RequestContext, WaitProgress
+from ...dispatch.dispatcher import Dispatcher
+from ...dispatch.task_methods import legacy_tasks_enabled
+from ...protocol.ids import CallStream, WaitStream, could_be_task_id
+from ...protocol.jsonrpc import Message
+from ...server.suspensions import WaitInterrupted
+from ...storage.ports import EventLog
+from ...storage.records import CallRecord
+from .. import sse
+from ..deadline import deadline
+from ..replies import sse_reply, unknown_event_id
 
 
-def deadline(http: Request, max_wait_seconds: float) -> float:
-    """When a wait must hand back: `max_wait_seconds` from now, or sooner if the Lambda context says so."""
-    wait = max_wait_seconds
-    remaining = getattr(http.scope.get("aws.context"), "get_remaining_time_in_millis", None)
-    if callable(remaining):
-        wait = min(wait, remaining() / 1000 - SAFETY_SECONDS)
-    return time.time() + max(0.0, wait)
-
-
-def still_running() -> dict[str, Any]:
-    """The error for a wait that had to end where the client cannot resume it (no SSE)."""
-    return {
-        "code": INTERNAL_ERROR,
-        "message": "The task is still running: call tasks/result again (accept text/event-stream to wait"
-        " across responses) or poll tasks/get",
-    }
-
-
-def resumable(message: Message, context: RequestContext, tasks_offered: bool) -> bool:
+def is_result_wait(message: Message, context: RequestContext, tasks_offered: bool) -> bool:
     """Whether a call is a legacy `tasks/result` whose wait can end early and be resumed: on a session
     that has tasks, naming an id that could be a task's (anything else is answered, and logs nothing)."""
     task_id = (message.params or {}).get("taskId")
@@ -99,6 +80,7 @@ class ResultWaits:
         if isinstance(saved, dict):
             progress = WaitProgress(int(saved.get("relayed", 0)), list(saved.get("asked", [])))
         message = _request_of(stream)
+        context = dataclasses.replace(context, request_id=message.id)
         return await self._wait(http, message, context, progress, event_id)
 
     async def _wait(
@@ -122,7 +104,7 @@ class ResultWaits:
         async def collect(outgoing: dict[str, Any]) -> None:
             relayed.append(outgoing)
 
-        channel = Channel(send=collect, deadline=deadline(http, self.settings.max_wait_seconds), wait=progress)
+        channel = Channel(send=collect, deadline=deadline(http.scope, self.settings.max_wait_seconds), wait=progress)
         body = sse.event(None, event_id)
         try:
             answer = await self.dispatcher.handle(message, context, channel)

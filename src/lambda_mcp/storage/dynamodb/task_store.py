@@ -7,9 +7,9 @@ import dataclasses
 import json
 from typing import Any
 
-from ...tasks.model import TERMINAL, TaskRecord, listed
-from ...tasks.store import decode_cursor, encode_cursor
+from ..cursors import decode_cursor, encode_cursor
 from ..errors import ConflictError
+from ..records import TERMINAL, TaskRecord, listed
 from . import keys
 from ._client import LazyClient, translated
 from .shards import query_shards

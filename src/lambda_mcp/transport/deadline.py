@@ -1,0 +1,38 @@
+"""How long a response may take to end: the time a wait may use, and what a wait that ran out says.
+
+A buffered transport's response must end before the Lambda invocation does (API Gateway delivers it
+only then), so a wait (a legacy `tasks/result`, a hold) ends `SAFETY_SECONDS` before the invocation's
+remaining time runs out, or after `max_wait_seconds`, whichever comes first. A streaming server's
+waits have no invocation: only `max_wait_seconds` bounds them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.types import Scope
+
+from ..protocol.errors import INTERNAL_ERROR
+
+SAFETY_SECONDS = 2.0
+"""Time kept back from the invocation's remaining time to write the response."""
+
+
+def deadline(scope: Scope, max_wait_seconds: float) -> float:
+    """When a wait must hand back: `max_wait_seconds` from now, or sooner if the Lambda context (Mangum
+    puts it in the ASGI scope as `aws.context`) says the invocation ends sooner."""
+    wait = max_wait_seconds
+    remaining = getattr(scope.get("aws.context"), "get_remaining_time_in_millis", None)
+    if callable(remaining):
+        wait = min(wait, remaining() / 1000 - SAFETY_SECONDS)
+    return time.time() + max(0.0, wait)
+
+
+def still_running() -> dict[str, Any]:
+    """The error for a wait that had to end where the client cannot resume it (no SSE)."""
+    return {
+        "code": INTERNAL_ERROR,
+        "message": "The task is still running: call tasks/result again (accept text/event-stream to wait"
+        " across responses) or poll tasks/get",
+    }
