@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,4 +23,5 @@ def start_dynamodb_local(stack: contextlib.ExitStack) -> str:
     os.environ["LAMBDA_MCP_DYNAMODB_LOCAL_JAR"] = str(jars[-1])
     dynamodb = aws.start(None, engine="dynamodb-local")
     stack.callback(dynamodb.stop)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a `kill` unwinds `stack`: Java stops too
     return dynamodb.endpoint

@@ -123,6 +123,11 @@ class Settings:
     """Worker runs started for one task before the sweeper gives up and fails it."""
     task_max_ttl_seconds: float = 86_400.0
     """Cap on a task's lifetime (clients may ask for less)."""
+    task_worker_timeout_seconds: float = 900.0
+    """The task worker function's timeout: a run's lease lasts about this long (template: 900)."""
+    task_sweep_seconds: float = 300.0
+    """How often the sweeper runs (template: `rate(5 minutes)`). With the worker's timeout and the attempts,
+    it sets the shortest task lifetime: every attempt may take a lease and wait a sweep."""
     auth: AuthMode = "none"
     """Who may call: `none` (anyone), `jwt` (the kit validates bearer tokens), `gateway` (API Gateway
     or a Function URL authenticated the caller: JWT, Lambda or IAM authorizer)."""
@@ -177,6 +182,8 @@ class Settings:
             task_dead_letter_arn=env.text("TASK_DLQ_ARN"),
             task_max_attempts=env.integer("TASK_MAX_ATTEMPTS", 3, minimum=1),
             task_max_ttl_seconds=env.number("TASK_MAX_TTL_SECONDS", 86_400, minimum=1),
+            task_worker_timeout_seconds=env.number("TASK_WORKER_TIMEOUT_SECONDS", 900, minimum=1),
+            task_sweep_seconds=env.number("TASK_SWEEP_SECONDS", 300, minimum=1),
             auth=_auth_mode(env.text("AUTH"), default_auth),
             auth_issuer=env.text("AUTH_ISSUER"),
             auth_jwks_url=env.text("AUTH_JWKS_URL"),

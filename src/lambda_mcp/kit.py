@@ -162,5 +162,7 @@ def _task_runtime(
         events=events,
         max_ttl_ms=int(settings.task_max_ttl_seconds * 1000),
         max_attempts=settings.task_max_attempts,
+        worker_timeout_seconds=settings.task_worker_timeout_seconds,
+        sweep_seconds=settings.task_sweep_seconds,
     )
     return runtime

@@ -138,3 +138,16 @@ async def same_key_twice(ctx: Context) -> str:
     await ctx.elicit("First?", NAME_SCHEMA, key="name")
     await ctx.elicit("Second?", NAME_SCHEMA, key="name")
     return "unreachable"
+
+
+keys_read: list[str] = []
+"""`ctx.idempotency_key` as each run of `keyed_rounds` read it."""
+
+
+@app.tool()
+async def keyed_rounds(ctx: Context) -> str:
+    """Reads its idempotency key only between two questions: the first round never reads it."""
+    await ctx.elicit("First?", NAME_SCHEMA)
+    keys_read.append(ctx.idempotency_key)
+    await ctx.elicit("Second?", NAME_SCHEMA)
+    return ctx.idempotency_key

@@ -58,12 +58,24 @@ async def test_the_sweeper_pages_past_expired_tasks_to_a_live_one_and_cleans_the
     executor = RecordingExecutor()
     runtime = TaskRuntime(task_store, executor, _never_executed, clock=lambda: NOW)
     counts = await runtime.sweep(limit=100)
-    assert counts == {"requeued": 1, "failed": 0, "dropped": EXPIRED}
+    assert counts == {
+        "requeued": 1,
+        "failed": 0,
+        "dropped": EXPIRED,
+        "expired": EXPIRED,
+        "errors": 0,
+    }  # each expired working
     assert executor.submitted == [live.task_id]
     assert await task_store.list_due(NOW + 10_000) == [live.task_id]  # requeued, due again later
     requeued = await task_store.get(live.task_id, NOW)
     assert requeued is not None and requeued.due_at == NOW + runtime.requeue_after_seconds
-    assert await runtime.sweep() == {"requeued": 0, "failed": 0, "dropped": 0}  # nothing left to clean
+    assert await runtime.sweep() == {
+        "requeued": 0,
+        "failed": 0,
+        "dropped": 0,
+        "expired": 0,
+        "errors": 0,
+    }  # nothing to clean
 
 
 async def test_the_change_feed_reads_past_expired_entries_after_an_old_cursor(change_log: ChangeLog) -> None:

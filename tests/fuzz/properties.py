@@ -159,7 +159,8 @@ def internal_errors(messages: list[Json]) -> list[str]:
 
 
 def protocol_rules(outcome: Outcome, messages: list[Json]) -> list[str]:
-    """Batches only on 2025-03-26 sessions (2025-06-18 removed them); responses only to ids sent."""
+    """Batches only on 2025-03-26 sessions (2025-06-18 removed them); a POST answers only the ids it sent
+    (a GET that resumes a call's stream replays that call's response, whatever its body)."""
     found = []
     is_array = outcome.body.lstrip().startswith(b"[") and outcome.headers.get("content-type", "").startswith(
         "application/json"
@@ -167,7 +168,7 @@ def protocol_rules(outcome: Outcome, messages: list[Json]) -> list[str]:
     if is_array and outcome.session_version not in (None, "2025-03-26"):
         found.append(f"a batch was served on a {outcome.session_version} session: {outcome.body[:200]!r}")
     sent = request_ids_of(outcome.request_body)
-    if sent is None:
+    if sent is None or outcome.method != "POST":
         return found
     for message in messages:
         if isinstance(message, dict) and "method" not in message and "id" in message and not echoes(message, sent):

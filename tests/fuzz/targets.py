@@ -66,6 +66,7 @@ class Outcome:
     """The revision of the live session the probe named, if it named one."""
     open_stream: bool = False
     """The probe opens a stream that legitimately never ends (a GET stream, a listen)."""
+    method: str = "POST"
     elapsed: float = 0.0
     escaped: list[str] = field(default_factory=list)
     logged: list[str] = field(default_factory=list)
@@ -265,6 +266,7 @@ class Target:
             request_body=body,
             session_version=version,
             open_stream=open_stream,
+            method=probe.method,
             elapsed=elapsed,
             escaped=self.guard.escaped[escaped:],
             logged=list(self.errors.records),

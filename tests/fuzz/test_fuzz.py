@@ -88,6 +88,7 @@ def test_the_properties_flag_what_they_must() -> None:
     assert _categories(served) == {"protocol"}
     stranger = b'{"jsonrpc":"2.0","id":2,"result":{}}'
     assert "protocol" in _categories(_outcome(200, stranger, request_body=b'{"jsonrpc":"2.0","id":1,"method":"ping"}'))
+    assert "protocol" not in _categories(_outcome(200, stranger, request_body=b"null", method="GET"))  # a replay
     assert _categories(_outcome(None, b"")) == {"hang"}
     echoing = Outcome(401, {"www-authenticate": f'Bearer error_description="{TAINT}"'}, b"{}", {}, b"{}", None)
     assert "header" in _categories(echoing)

@@ -109,6 +109,9 @@ def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn
     assert "LAMBDA_MCP_STATE_KEY" not in env and "resolve:secretsmanager" not in json.dumps(cfn)
     assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}  # a task's run is enqueued here
     assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
+    # the timeline a task's shortest lifetime is worked out from: the worker's timeout, the sweeper's rate
+    assert env["LAMBDA_MCP_TASK_WORKER_TIMEOUT_SECONDS"] == str(worker_timeout(cfn))
+    assert env["LAMBDA_MCP_TASK_SWEEP_SECONDS"] == "300"
     assert props["Timeout"] <= 30  # never outlives the API Gateway integration timeout
 
 
@@ -207,6 +210,9 @@ def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(
     assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}
     assert env["LAMBDA_MCP_TASK_DLQ_ARN"] == _arn("TaskDeadLetterQueue")
     assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
+    # the timeline a task's shortest lifetime is worked out from: the worker's timeout, the sweeper's rate
+    assert env["LAMBDA_MCP_TASK_WORKER_TIMEOUT_SECONDS"] == str(worker_timeout(cfn))
+    assert env["LAMBDA_MCP_TASK_SWEEP_SECONDS"] == "300"
 
 
 def test_the_task_queues_outlast_a_run_and_dead_letter_after_three_receives(cfn: dict[str, Any]) -> None:
@@ -214,9 +220,11 @@ def test_the_task_queues_outlast_a_run_and_dead_letter_after_three_receives(cfn:
     queues = _of_type(cfn, "AWS::SQS::Queue")
     assert set(queues) == {"TaskQueue", "TaskDeadLetterQueue"}
     queue, dlq = queues["TaskQueue"]["Properties"], queues["TaskDeadLetterQueue"]["Properties"]
-    # AWS's rule for Lambda consumers; the worker consumes both queues.
-    assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
-    assert dlq["VisibilityTimeout"] >= 6 * worker["Timeout"]
+    # never below the worker's timeout (a message a worker still runs must not reach another), and short
+    # enough that 3 receives reach the dead-letter queue well inside a task's shortest lifetime
+    assert queue["VisibilityTimeout"] == dlq["VisibilityTimeout"] == worker["Timeout"] + 60
+    shortest = 3 * (worker["Timeout"] * 1.1 + 300) + 300
+    assert 3 * queue["VisibilityTimeout"] < shortest
     assert queue["RedrivePolicy"] == {"deadLetterTargetArn": _arn("TaskDeadLetterQueue"), "maxReceiveCount": 3}
     assert "RedrivePolicy" not in dlq
     # A dead-lettered message keeps its first enqueue time: the DLQ must keep messages longer.
@@ -294,7 +302,7 @@ def test_the_validator_catches_bugs_that_only_show_after_the_transform(tmp_path:
     bad.write_text(
         text.replace("Runtime: python3.13", "Runtime: python3.99")
         .replace("Timeout: 29", "Timeout: 1200")
-        .replace("VisibilityTimeout: 5400", "VisibilityTimeout: 600")
+        .replace("VisibilityTimeout: 960", "VisibilityTimeout: 600")
     )
     done = _validate(bad, tmp_path / "out.json")
     assert done.returncode == 1
@@ -313,3 +321,9 @@ def test_samconfig_deploys_with_the_capabilities_and_known_parameter_values(cfn:
         assert "AllowedValues" not in spec or value in map(str, spec["AllowedValues"]), pair
     assert "AuthMode" not in deploy["parameter_overrides"]  # a public endpoint is a choice, asked for
     assert config["build"]["parameters"] == {"cached": True, "parallel": True}
+
+
+def worker_timeout(cfn: dict[str, Any]) -> int:
+    _, worker = _function(cfn, WORKER_HANDLER)
+    timeout: int = worker["Timeout"]
+    return timeout

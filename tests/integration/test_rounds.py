@@ -66,3 +66,16 @@ async def test_one_explicit_key_asked_twice_is_a_developer_error(
     assert result.is_error  # the handler raised: the client sees a reference, the log says why
     assert asked.questions == ["First?"]
     assert any("'name' was already asked for" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_every_round_of_a_call_reads_one_idempotency_key_and_another_call_another(version: str) -> None:
+    keys_read = interaction.tools["keyed_rounds"].fn.__globals__["keys_read"]
+    keys_read.clear()
+    async with Client(interaction, protocol_version=version, elicitation_handler=Asked().elicit) as client:
+        first = (await client.call_tool("keyed_rounds")).text
+        second = (await client.call_tool("keyed_rounds")).text
+    # the key is minted lazily; one the first round never read is still sealed for the rounds after it.
+    # 2026 runs the tool again for each answer (runs 2 and 3 read the key); a legacy stream runs it once
+    runs = 2 if version == "2026-07-28" else 1
+    assert keys_read == [first] * runs + [second] * runs and first != second and len(first) >= 16

@@ -31,14 +31,13 @@ from lambda_mcp.config import Settings
 from lambda_mcp.kit import Kit, Stores, build_kit
 from lambda_mcp.local.poller import LocalEventSource
 from lambda_mcp.protocol.errors import UNAVAILABLE
-from lambda_mcp.storage.dynamodb import create_table
 from lambda_mcp.storage.dynamodb._client import default_client
 from lambda_mcp.tasks import sqs as task_queue
 from lambda_mcp.worker import handle_event
 from tests.support import fault_app
 from tests.support.client import Exchange, MCPTestClient
 from tests.support.polling import until
-from tests.support.queues import create_task_queues
+from tests.support.task_stack import fresh_aws
 
 pytestmark = pytest.mark.anyio
 ATTEMPTS = 6
@@ -122,21 +121,15 @@ class Stack:
 @pytest.fixture
 def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.002)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_url)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", moto_server_url)
-    token = secrets.token_hex(4)
-    table = f"faults-{token}"
-    create_table(boto3.client("dynamodb"), table)
-    sqs = boto3.client("sqs")
-    queues = create_task_queues(sqs, token, max_receives=5)
-    queue_url, arn = queues.url, queues.dead_letter_arn
-    faults = Faults()
-    ddb = faults.attach(default_client())  # the kit's own client factory: its retry settings are under test
-    task_queue.use_client(queue_url, faults.attach(task_queue.default_client()))
-    settings = Settings(table_name=table, task_queue_url=queue_url, task_dead_letter_arn=arn, state_key=b"k" * 32)
-    kit = build_kit(fault_app.app, settings, streaming=False, local=True, stores=Stores.dynamodb(table, client=ddb))
-    yield Stack(kit, faults, table, sqs, queue_url, queues.dead_letter_url, arn)
-    boto3.client("dynamodb").delete_table(TableName=table)
+    with fresh_aws("faults", monkeypatch, dynamodb_local_url, moto_server_url, max_receives=5) as (table, sqs, queues):
+        queue_url, arn = queues.url, queues.dead_letter_arn
+        faults = Faults()
+        ddb = faults.attach(default_client())  # the kit's own client factory: its retry settings are under test
+        task_queue.use_client(queue_url, faults.attach(task_queue.default_client()))
+        settings = Settings(table_name=table, task_queue_url=queue_url, task_dead_letter_arn=arn, state_key=b"k" * 32)
+        stores = Stores.dynamodb(table, client=ddb)
+        kit = build_kit(fault_app.app, settings, streaming=False, local=True, stores=stores)
+        yield Stack(kit, faults, table, sqs, queue_url, queues.dead_letter_url, arn)
 
 
 # -- the steps of a session ------------------------------------------------------------------------------

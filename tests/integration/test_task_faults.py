@@ -13,44 +13,24 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-import boto3
 import pytest
 
 from lambda_mcp.config import Settings
-from lambda_mcp.kit import Kit, build_kit
-from lambda_mcp.local.poller import LocalEventSource
-from lambda_mcp.storage.dynamodb import create_table
+from lambda_mcp.kit import build_kit
 from lambda_mcp.tasks import TaskRecord
 from lambda_mcp.tasks.runtime import TaskRuntime
-from lambda_mcp.worker import handle_event
 from tests.support import fault_app
 from tests.support.client import MCPTestClient
 from tests.support.polling import after, stagger, until
-from tests.support.queues import create_task_queues
+from tests.support.task_stack import WorkerStack, fresh_aws
 
 pytestmark = pytest.mark.anyio
 OWNER = "principal:fault-test"
 
 
 @dataclass
-class Stack:
-    kit: Kit
-    runtime: TaskRuntime
-    sqs: Any
-    queue_url: str
-    dead_letter_url: str
-    dead_letter_arn: str
-
-    def source(self) -> LocalEventSource:
-        def handler(event: dict[str, Any], context: Any) -> Any:
-            return handle_event(self.runtime, event, context, self.dead_letter_arn, self.kit.stores.changes)
-
-        return LocalEventSource(
-            self.sqs, self.queue_url, self.dead_letter_url, handler, worker_timeout_ms=1000, sweep_seconds=3600
-        )
-
+class Stack(WorkerStack):
     async def create(self, tool: str, label: str) -> TaskRecord:
         return await self.runtime.create(
             owner=OWNER,
@@ -61,39 +41,23 @@ class Stack:
             client_capabilities={},
         )
 
-    async def final(self, task_id: str, timeout: float = 30) -> TaskRecord:
-        async def terminal() -> TaskRecord | None:
-            record = await self.runtime.store.get(task_id, time.time())
-            assert record is not None
-            return record if record.terminal else None
-
-        return await until(terminal, timeout=timeout, what=f"task {task_id} to end (stuck?)")
-
     def drained(self) -> bool:
         """Every message of the task queue and its dead-letter queue received and deleted."""
         return self.queued(self.queue_url) == 0 and self.queued(self.dead_letter_url) == 0
 
-    def queued(self, url: str) -> int:
-        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-        attributes = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
-        return sum(int(attributes[n]) for n in names)
-
 
 @pytest.fixture
 def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_url)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", moto_server_url)
-    token = secrets.token_hex(4)
-    table = f"faults-{token}"
-    create_table(boto3.client("dynamodb"), table)
-    sqs = boto3.client("sqs")
-    queues = create_task_queues(sqs, token)
-    queue_url, dead_letter_url, arn = queues.url, queues.dead_letter_url, queues.dead_letter_arn
-    settings = Settings(table_name=table, task_queue_url=queue_url, task_dead_letter_arn=arn, state_key=b"k" * 32)
-    kit = build_kit(fault_app.app, settings, streaming=False, local=True)
-    assert kit.task_runtime is not None
-    yield Stack(kit, kit.task_runtime, sqs, queue_url, dead_letter_url, arn)
-    boto3.client("dynamodb").delete_table(TableName=table)
+    with fresh_aws("faults", monkeypatch, dynamodb_local_url, moto_server_url) as (table, sqs, queues):
+        settings = Settings(
+            table_name=table,
+            task_queue_url=queues.url,
+            task_dead_letter_arn=queues.dead_letter_arn,
+            state_key=b"k" * 32,
+        )
+        kit = build_kit(fault_app.app, settings, streaming=False, local=True)
+        assert kit.task_runtime is not None
+        yield Stack(kit, kit.task_runtime, sqs, queues.url, queues.dead_letter_url, queues.dead_letter_arn)
 
 
 @pytest.fixture
@@ -108,7 +72,7 @@ async def test_a_message_delivered_three_times_runs_the_task_once(running: Stack
     task = await running.create("counted", label)
     for _ in range(2):  # two more deliveries of the same task, picked up concurrently
         running.sqs.send_message(QueueUrl=running.queue_url, MessageBody=json.dumps({"taskId": task.task_id}))
-    final = await running.final(task.task_id)
+    final = await running.settled(task.task_id)
     await until(running.drained, what="every copy of the message to be received and settled")
     assert fault_app.runs[label] == 1
     assert final.status == "completed" and final.attempts == 1
@@ -120,7 +84,7 @@ async def test_a_message_delivered_three_times_runs_the_task_once(running: Stack
 async def test_a_worker_killed_mid_task_completes_on_redelivery(running: Stack) -> None:
     label = secrets.token_hex(4)
     task = await running.create("crash_once", label)
-    final = await running.final(task.task_id)
+    final = await running.settled(task.task_id)
     assert final.status == "completed" and final.attempts == 2 and fault_app.runs[label] == 2
     assert final.lease_owner is None
 
@@ -128,7 +92,7 @@ async def test_a_worker_killed_mid_task_completes_on_redelivery(running: Stack) 
 async def test_a_worker_killed_every_time_ends_failed_through_the_dead_letter_queue(running: Stack) -> None:
     label = secrets.token_hex(4)
     task = await running.create("always_crash", label)
-    final = await running.final(task.task_id, timeout=40)
+    final = await running.settled(task.task_id, timeout=40)
     assert final.status == "failed"
     assert final.error is not None and "dead-letter queue" in final.error["message"]
     assert fault_app.runs[label] == 3  # maxReceiveCount deliveries, then the dead-letter queue
@@ -152,10 +116,16 @@ async def test_the_sweeper_requeues_a_task_whose_lease_ran_out(stack: Stack) -> 
     held = await stack.runtime.store.get(task.task_id, time.time())
     assert held is not None and held.status == "working" and held.lease_owner == "worker-that-dies"
     await until(after(0.35), what="the lease to run out")
-    assert await _sweep_until(stack.runtime, "requeued") == {"requeued": 1, "failed": 0, "dropped": 0}
+    assert await _sweep_until(stack.runtime, "requeued") == {
+        "requeued": 1,
+        "failed": 0,
+        "dropped": 0,
+        "expired": 0,
+        "errors": 0,
+    }
     source = stack.source().start()
     try:
-        final = await stack.final(task.task_id)
+        final = await stack.settled(task.task_id)
     finally:
         source.stop()
     assert final.status == "completed" and fault_app.runs[label] == 2
@@ -169,14 +139,22 @@ async def test_the_sweeper_fails_a_task_after_its_last_attempt(stack: Stack) -> 
         with pytest.raises(fault_app.WorkerKilled):
             await stack.runtime.work(task.task_id, "worker-that-dies", lease_seconds=0.2)
         await until(after(0.25), what="the lease to run out")
-    assert await _sweep_until(stack.runtime, "failed") == {"requeued": 0, "failed": 1, "dropped": 0}
-    final = await stack.final(task.task_id)
+    assert await _sweep_until(stack.runtime, "failed") == {
+        "requeued": 0,
+        "failed": 1,
+        "dropped": 0,
+        "expired": 0,
+        "errors": 0,
+    }
+    final = await stack.settled(task.task_id)
     assert final.status == "failed" and final.error is not None
     assert "stopped before finishing, 3 times" in final.error["message"]
     assert (await stack.runtime.sweep()) == {
         "requeued": 0,
         "failed": 0,
         "dropped": 0,
+        "expired": 0,
+        "errors": 0,
     }  # a final task leaves the due index
 
 

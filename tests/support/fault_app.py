@@ -69,3 +69,49 @@ async def publish(ctx: Context) -> str:
     """Announces an update of a resource (a write to the change feed)."""
     await ctx.notify_resource_updated("test://announced")
     return "published"
+
+
+FORM = {"type": "object", "properties": {"text": {"type": "string"}}}
+keys_seen: dict[str, list[str]] = {}
+"""`ctx.idempotency_key` of every run, per label."""
+
+
+@app.tool(task_support="optional")
+async def five_rounds(ctx: Context, label: str) -> str:
+    """Five questions, one per run: four parks in `input_required`, then the result."""
+    runs[label] += 1
+    answers = []
+    for round_ in range(5):
+        answer = await ctx.elicit(f"Round {round_}?", FORM, key=f"q{round_}")
+        answers.append(str((answer.get("content") or {}).get("text")))
+    return "/".join(answers)
+
+
+@app.tool(task_support="required")
+async def chatty(ctx: Context, label: str) -> str:
+    """Logs three lines (events in the task's stream), then finishes."""
+    runs[label] += 1
+    for step in range(3):
+        await ctx.info(f"{label} step {step}")
+    return f"{label} told"
+
+
+@app.tool(task_support="required")
+async def looping(ctx: Context, label: str, seconds: float = 20) -> str:
+    """Works in small steps for `seconds`, stopping as soon as it is cancelled; counts the steps."""
+    runs[label] += 1
+    for _ in range(int(seconds * 20)):
+        await asyncio.sleep(0.05)
+        runs[f"{label}:steps"] += 1
+        ctx.check_cancelled()
+    return "finished"
+
+
+@app.tool(task_support="required")
+async def keyed(ctx: Context, label: str) -> str:
+    """Records its idempotency key, and kills its worker on the first run."""
+    keys_seen.setdefault(label, []).append(ctx.idempotency_key)
+    runs[label] += 1
+    if runs[label] == 1:
+        raise WorkerKilled(label)
+    return ctx.idempotency_key

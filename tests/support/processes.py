@@ -117,8 +117,8 @@ def lambda_mcp_dev(
     return ServerProcess(args + (extra_args or []), port, env, log, path=path)
 
 
-def ran(server: ServerProcess, task_id: str, outcome: str) -> bool:
-    """Whether the server's task worker logged a run of `task_id` that ended with `outcome` (its
+def ran(server: ServerProcess, task_id: str, *outcomes: str) -> bool:
+    """Whether the server's task worker logged a run of `task_id` that ended with one of `outcomes` (its
     "task run" line: one JSON line per run, by `lambda-mcp dev --lambda`'s real worker handler)."""
     for line in server.log_text().splitlines():
         if task_id in line and line.startswith("{"):
@@ -126,6 +126,8 @@ def ran(server: ServerProcess, task_id: str, outcome: str) -> bool:
                 entry = json.loads(line)
             except ValueError:
                 continue
-            if (entry.get("message"), entry.get("task_id"), entry.get("outcome")) == ("task run", task_id, outcome):
+            if (entry.get("message"), entry.get("task_id")) == ("task run", task_id) and entry.get(
+                "outcome"
+            ) in outcomes:
                 return True
     return False

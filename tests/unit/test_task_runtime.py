@@ -10,6 +10,7 @@ import pytest
 
 from lambda_mcp.protocol.ids import TaskStream
 from lambda_mcp.storage import InMemoryEventLog
+from lambda_mcp.storage.errors import StorageUnavailable
 from lambda_mcp.tasks import InMemoryTaskStore, TaskRecord
 from lambda_mcp.tasks.execution import Execute, Notify, Outcome, SubmitFailed
 from lambda_mcp.tasks.runtime import TaskRuntime
@@ -120,3 +121,35 @@ async def test_a_second_message_for_a_claimed_task_does_nothing() -> None:
     await runtime.store.save(dataclasses.replace(record, lease_owner="other", lease_expires_at=runtime.clock() + 60))
     assert await runtime.work(task.task_id, "w", lease_seconds=30) == "skipped: claimed by a live lease"
     assert await runtime.dead_letter(task.task_id) == "skipped: claimed by a live lease"
+
+
+class _UnreadableOnce(InMemoryTaskStore):
+    """A store whose read of one task fails (storage unavailable): the sweep goes on with the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unreadable: str | None = None
+
+    async def get(self, task_id: str, now: float) -> TaskRecord | None:
+        if task_id == self.unreadable:
+            raise StorageUnavailable("throttled")
+        return await super().get(task_id, now)
+
+
+async def test_a_sweep_goes_on_past_a_task_it_cannot_read_and_sweeps_it_next_time() -> None:
+    executor = Recorded()
+    store = _UnreadableOnce()
+    runtime = TaskRuntime(store, executor, _completes)
+    tasks = [await _create(runtime) for _ in range(40)]  # more than one page at a time of the sweep's concurrency
+    executor.submitted.clear()
+    now = runtime.clock()
+    for task in tasks:  # their workers died: the lease ran out
+        record = await store.get(task.task_id, now)
+        assert record is not None
+        await store.save(dataclasses.replace(record, attempts=1, lease_owner="dead", due_at=now - 1))
+    store.unreadable = tasks[7].task_id
+    counts = await runtime.sweep(limit=25)
+    assert counts["requeued"] == 39 and counts["errors"] == 1
+    assert sorted(executor.submitted) == sorted(t.task_id for t in tasks if t is not tasks[7])
+    store.unreadable = None
+    assert (await runtime.sweep())["requeued"] == 1 and executor.submitted[-1] == tasks[7].task_id

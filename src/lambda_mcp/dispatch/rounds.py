@@ -36,6 +36,8 @@ class Recorded:
     answers: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
     checkpoints: int = 0
+    call_key: str = ""
+    """The same for every run of one call (`ctx.idempotency_key`): minted by its first run."""
 
 
 class BufferedRound:

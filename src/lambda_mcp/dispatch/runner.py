@@ -36,6 +36,7 @@ from .rounds import Outbox, Recorded
 
 logger = logging.getLogger("lambda_mcp")
 Body = Callable[[Context], Awaitable[dict[str, Any]]]
+_FIRST_ROUND = Recorded()
 
 
 class HandlerRunner:
@@ -76,18 +77,23 @@ class HandlerRunner:
         capabilities = dict(request.client_capabilities)
         inputs: InputChannel
         modern: ModernInput | None = None
-        outbox = Outbox(channel.send)
-        """Notifications, numbered in run order: a re-run's first ones an earlier MRTR round delivered are
+        delivered = 0
+        """Notifications are numbered in run order: a re-run's first ones an earlier MRTR round delivered are
         dropped (a buffered legacy call's channel numbers its own, requests included)."""
+        call_key = ""  # empty: `ctx.idempotency_key` mints one if the handler reads it
         if task is not None:
             inputs = modern = ModernInput(dict(task.input_responses), capabilities)
             log_level = task.log_level
+            call_key = f"task:{task.task_id}"
         elif request.era == "modern":
             recorded = self._modern_state(method, params, request, now)
             inputs = modern = ModernInput(dict(recorded.answers), capabilities)
-            outbox = Outbox(channel.send, recorded.delivered)
+            delivered = recorded.delivered
             log_level = _modern_log_level(meta)
+            call_key = recorded.call_key
         else:
+            if channel.round is not None:
+                call_key = f"call:{channel.round.nonce}"
             if channel.ask is not None:
                 inputs = LegacyStreamingInput(capabilities, request.version, channel.ask)
             elif channel.round is not None:
@@ -95,6 +101,7 @@ class HandlerRunner:
             else:
                 inputs = NoInput()
             log_level = (request.session.log_level if request.session else None) or "debug"
+        outbox = Outbox(channel.send, delivered)
 
         async def emit(method_name: str, notification_params: dict[str, Any]) -> None:
             await outbox.send(jsonrpc.notification(method_name, notification_params))
@@ -112,6 +119,7 @@ class HandlerRunner:
             log_level=log_level,
             state=await self.app.lifespans.state(),
             sync_in_thread=self.sync_in_threads or task is not None,
+            idempotency_key=call_key,
         )
         hooks = Hooks(
             emit=emit,
@@ -121,12 +129,13 @@ class HandlerRunner:
             notify_changed=self.app.changes.publish,
             start_task=_task_starter(modern) if start_task else None,
         )
+        ctx = Context(info, hooks)
         try:
-            return await body(Context(info, hooks))
+            return await body(ctx)
         except InputRequired as suspension:
             if modern is None or task is not None:
                 raise
-            payload = {"answers": modern.answers, "sent": outbox.reached}
+            payload = {"answers": modern.answers, "sent": outbox.reached, "k": ctx.idempotency_key}
             state = self.sealer.seal(method, params, payload, now, request.principal)
             count("CallsSuspended")
             return {"resultType": "input_required", "inputRequests": suspension.requests, "requestState": state}
@@ -134,18 +143,21 @@ class HandlerRunner:
     def _modern_state(self, method: str, params: dict[str, Any], request: RequestContext, now: float) -> Recorded:
         """The answers of earlier MRTR rounds (sealed in `requestState`) and of this one (`inputResponses`),
         and how many notifications the earlier rounds delivered."""
+        if "requestState" not in params and "inputResponses" not in params:
+            return _FIRST_ROUND
         answers: dict[str, Any] = {}
-        sent = 0
+        sent, key = 0, ""
         if "requestState" in params:
             opened = self.sealer.open(params["requestState"], method, params, now, request.principal)
             answers.update(opened.get("answers", {}))
             sent = opened.get("sent", 0) if isinstance(opened.get("sent"), int) else 0
+            key = opened.get("k", "") if isinstance(opened.get("k"), str) else ""
             count("CallsResumed")
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise invalid_params("inputResponses must be an object")
         answers.update({k: v for k, v in (responses or {}).items() if isinstance(v, dict)})
-        return Recorded(answers, delivered=sent)
+        return Recorded(answers, delivered=sent, call_key=key)
 
     async def execute_task(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
         """Run a task's `tools/call` once (the task runtime's `execute`), with its recorded answers."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +20,7 @@ from ..protocol.errors import (
     invalid_params,
     method_not_found,
 )
-from ..protocol.ids import CallStream, TaskInputId, TaskStream, could_be_task_id, parse_input_id
+from ..protocol.ids import CallStream, TaskInputId, TaskStream, could_be_task_id, new_task_id, parse_input_id
 from ..protocol.limits import MAX_ANSWER_BYTES, MAX_RECORDED_ANSWERS_BYTES
 from ..protocol.names import RELATED_TASK, TASKS_EXTENSION
 from ..server.app import MCPApp
@@ -157,7 +156,17 @@ class TaskMethods:
         requested = params.get("task")
         ttl = requested.get("ttl") if request.era == "legacy" and isinstance(requested, dict) else None
         session = request.session
+        task_id = new_task_id()
+        if request.era == "legacy" and session is not None and request.request_id is not None:
+            # the marker a cancel of this request finds, written first: if it fails, nothing exists yet and
+            # the client's retry (after our 503) creates the task once; written after, a failure here would
+            # have told the client to retry a task that exists and will run
+            stream = CallStream(request.request_id).format()
+            now = self.runtime.clock()
+            expires = now + self.runtime.max_ttl_ms / 1000
+            await self.calls.start(CallRecord(session.session_id, stream, "", {}, now, expires, task_id=task_id))
         record = await self.runtime.create(
+            task_id=task_id,
             owner=owner_of(request),
             method=method,
             params=params,
@@ -173,10 +182,6 @@ class TaskMethods:
         )  # `SubmitFailed` when the queue is down: the dispatcher answers 503, the client tries again
         note(task_id=record.task_id)
         if request.era == "legacy":
-            if session is not None and request.request_id is not None:  # a cancel of the request finds the task
-                stream = CallStream(request.request_id).format()
-                marker = CallRecord(session.session_id, stream, "", {}, record.created_at, record.expires_at)
-                await self.calls.start(dataclasses.replace(marker, task_id=record.task_id))
             return {"task": legacy_task(record)}
         return {"resultType": "task", **modern_task(record, detailed=False)}
 

@@ -228,6 +228,13 @@ def worker_timeout_seconds() -> float:
     return float(os.environ.get("LAMBDA_MCP_DEV_WORKER_TIMEOUT_SECONDS") or WORKER_TIMEOUT_SECONDS)
 
 
+def visibility_timeout_seconds() -> float:
+    """The task queue's visibility timeout, as template.yaml sets it: the worker's timeout plus a minute, so
+    a message a worker still runs is never handed to another, and a poison message reaches the dead-letter
+    queue (after 3 receives) well within a task's lifetime."""
+    return worker_timeout_seconds() + 60
+
+
 def configure_queues(endpoint: str) -> tuple[str, str]:
     """Create the task queue and its dead-letter queue on `endpoint` (as template.yaml declares them:
     visibility 6x the worker timeout, 3 receives before dead-lettering) and point the kit at them.
@@ -244,7 +251,7 @@ def configure_queues(endpoint: str) -> tuple[str, str]:
     dlq_url = sqs.create_queue(QueueName=TASK_DEAD_LETTER_QUEUE)["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"})
-    visibility = str(int(6 * worker_timeout_seconds()))
+    visibility = str(int(visibility_timeout_seconds()))
     queue_url = sqs.create_queue(QueueName=TASK_QUEUE)["QueueUrl"]
     # set after creating, so a queue left by an earlier run gets today's settings too
     sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": visibility, "RedrivePolicy": redrive})

@@ -161,18 +161,27 @@ class LocalEventSource:
                 logger.exception("the sweep failed")
 
 
+def sweep_seconds() -> float:
+    """How often the local worker sweeps (`LAMBDA_MCP_DEV_SWEEP_SECONDS`, default 60)."""
+    return float(os.environ.get("LAMBDA_MCP_DEV_SWEEP_SECONDS") or 60)
+
+
 def prepare_queues() -> None:
     """Point the kit at a task queue before it is built: the SQS queues `configure_queues` set up
     (moto server, with `--aws local`), or in-memory queues with the same semantics."""
     from ..tasks.sqs import use_client
-    from .aws import TASK_DEAD_LETTER_QUEUE, TASK_QUEUE, worker_timeout_seconds
-    from .queue import InMemoryQueue
+    from .aws import TASK_DEAD_LETTER_QUEUE, TASK_QUEUE, visibility_timeout_seconds, worker_timeout_seconds
 
+    # the kit's task lifetime floor follows the local worker's timeline (its timeout, its sweeps)
+    os.environ.setdefault("LAMBDA_MCP_TASK_WORKER_TIMEOUT_SECONDS", str(worker_timeout_seconds()))
+    os.environ.setdefault("LAMBDA_MCP_TASK_SWEEP_SECONDS", str(sweep_seconds()))
     if os.environ.get("LAMBDA_MCP_TASK_QUEUE_URL") and os.environ.get("AWS_ENDPOINT_URL_SQS"):
         return
+    from .queue import InMemoryQueue
+
     dead_letters = InMemoryQueue(f"memory://{TASK_DEAD_LETTER_QUEUE}")
     queue = InMemoryQueue(
-        f"memory://{TASK_QUEUE}", visibility_timeout=6 * worker_timeout_seconds(), dead_letter=dead_letters
+        f"memory://{TASK_QUEUE}", visibility_timeout=visibility_timeout_seconds(), dead_letter=dead_letters
     )
     use_client(queue.url, queue)
     use_client(dead_letters.url, dead_letters)
@@ -197,6 +206,6 @@ def start_local_worker() -> LocalEventSource:
         dead_letter_url,
         handler,
         worker_timeout_ms=int(worker_timeout_seconds() * 1000),
-        sweep_seconds=float(os.environ.get("LAMBDA_MCP_DEV_SWEEP_SECONDS") or 60),
+        sweep_seconds=sweep_seconds(),
         dead_letter_client=client_for(dead_letter_url) if dead_letter_url else None,
     ).start()

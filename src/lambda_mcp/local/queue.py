@@ -1,7 +1,7 @@
 """`InMemoryQueue`: the SQS behaviour the task worker relies on, in memory, for `lambda-mcp dev --lambda`.
 
 It answers the few boto3 SQS calls the kit and the local poller make (`send_message`,
-`receive_message`, `delete_message`) with SQS's semantics: a received message is invisible for
+`send_message_batch`, `receive_message`, `delete_message`) with SQS's semantics: a received message is invisible for
 the visibility timeout and comes back if not deleted; after `max_receives` receives it moves to
 the dead-letter queue. `--aws local` uses moto server's real SQS API instead.
 """
@@ -47,6 +47,13 @@ class InMemoryQueue:
             self._messages.append(message)
             self._lock.notify_all()
         return {"MessageId": message.message_id}
+
+    def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]], **_: Any) -> dict[str, Any]:  # noqa: N803
+        sent = [
+            {"Id": entry["Id"], **self.send_message(QueueUrl, entry["MessageBody"], entry.get("MessageAttributes"))}
+            for entry in Entries
+        ]
+        return {"Successful": sent, "Failed": []}
 
     def receive_message(
         self,

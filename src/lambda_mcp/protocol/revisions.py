@@ -38,9 +38,13 @@ def is_legacy(version: str) -> bool:
     return version in LEGACY_VERSIONS
 
 
+_BEFORE = {revision: frozenset(OLDEST_FIRST[: _ORDER[revision]]) for revision in SUPPORTED}
+"""The revisions older than each one (a set test: features are asked on every request)."""
+
+
 def _since(version: str, revision: str) -> bool:
     """Whether `version` is `revision` or a later one (an unknown version counts as the newest)."""
-    return _ORDER.get(version, len(_ORDER)) >= _ORDER[revision]
+    return version not in _BEFORE[revision]
 
 
 # -- features --------------------------------------------------------------------------------------

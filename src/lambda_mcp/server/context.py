@@ -10,6 +10,7 @@ more than once; its notifications are delivered once.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, overload
@@ -40,9 +41,10 @@ class InputChannel(Protocol):
     async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallInfo:
-    """What the call a handler serves is, and who makes it (read as `Context` attributes)."""
+    """What the call a handler serves is, and who makes it (read as `Context` attributes). Built once per
+    request and read once: slotted, not frozen, since a frozen dataclass costs microseconds to build."""
 
     request_id: str | int | None
     method: str
@@ -57,9 +59,11 @@ class CallInfo:
     """The level at and above which `ctx.log` sends (None: it sends nothing)."""
     state: Any = None
     sync_in_thread: bool = False
+    idempotency_key: str = ""
+    """The call's key when an earlier run minted it; empty: the first read of `ctx.idempotency_key` mints one."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Hooks:
     """What a handler's calls do outside it, supplied by dispatch for the request's era and transport."""
 
@@ -87,6 +91,7 @@ class Context:
         """The OAuth scopes the caller's token grants; None when auth is `none` (nothing is enforced)."""
         self.task_id = info.task_id
         """The task this call runs as (on the worker), else None."""
+        self._idempotency_key = info.idempotency_key
         self.state = info.state
         """What the app's lifespan yielded (`@app.lifespan`), shared by every request of this process."""
         self.sync_in_thread = info.sync_in_thread
@@ -97,6 +102,16 @@ class Context:
         self._last_progress: float | None = None
         self._keys: set[str] = set()
         """Input keys asked for so far in this run (a re-run asks again, in the same order)."""
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same on every run of this call: every run of a task (`task:<task id>`), every round of a 2026
+        call that asks the client something, every re-run of a suspended legacy call. A run may happen more
+        than once (a worker that crashed, a storage fault after the tool ran): key side effects with it, so
+        that doing one twice does it once."""
+        if not self._idempotency_key:  # minted when first read: most calls never ask for it
+            self._idempotency_key = secrets.token_urlsafe(12)
+        return self._idempotency_key
 
     async def start_task(self) -> None:
         """For a tool declared with `defer_task=True`: the work from here on runs as a task.

@@ -65,8 +65,10 @@ class InMemoryEventLog:
         self._streams: dict[tuple[str, str], list[StoredEvent]] = {}
         self._lock = threading.Lock()  # `dev --lambda` workers append from their own threads
 
-    async def append(self, session_id: str, stream_id: str, message: dict[str, object] | None) -> StoredEvent:
-        with self._lock:
+    async def append(
+        self, session_id: str, stream_id: str, message: dict[str, object] | None, *, expires_at: float | None = None
+    ) -> StoredEvent:
+        with self._lock:  # nothing expires in memory
             events = self._streams.setdefault((session_id, stream_id), [])
             seq = len(events) + 1
             event = StoredEvent(stream_id, seq, EventId.new(stream_id, seq).format(), message)
@@ -172,6 +174,7 @@ class InMemoryTaskStore:
 
     def __init__(self) -> None:
         self._items: dict[str, TaskRecord] = {}
+        self._stopped: set[str] = set()
         self._lock = threading.Lock()
 
     async def create(self, record: TaskRecord) -> None:
@@ -219,6 +222,14 @@ class InMemoryTaskStore:
             due = [r for r in self._items.values() if r.sweepable and r.due_at <= now]
         due.sort(key=lambda r: (r.due_at, r.task_id))
         return [r.task_id for r in due[:limit]]
+
+    async def mark_stopped(self, task_id: str, expires_at: float) -> None:
+        with self._lock:
+            self._stopped.add(task_id)
+
+    async def stopped(self, task_id: str, now: float) -> bool:
+        with self._lock:
+            return task_id in self._stopped
 
     async def drop_due(self, task_id: str) -> None:
         with self._lock:

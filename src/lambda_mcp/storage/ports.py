@@ -33,8 +33,12 @@ class SessionStore(Protocol):
 
 
 class EventLog(Protocol):
-    async def append(self, session_id: str, stream_id: str, message: dict[str, object] | None) -> StoredEvent:
-        """Append one event to a session stream and return it with its event id."""
+    async def append(
+        self, session_id: str, stream_id: str, message: dict[str, object] | None, *, expires_at: float | None = None
+    ) -> StoredEvent:
+        """Append one event to a session stream and return it with its event id. It lives as long as the
+        log's own TTL, or until `expires_at` (a task's events live as long as the task). An append whose
+        answer was lost and whose retry met its own write is a success."""
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         """The stream an event id belongs to and that stream's events after it; None if unknown."""
@@ -103,6 +107,13 @@ class TaskStore(Protocol):
         """Ids of `working` tasks whose `due_at` has passed, most overdue first (no Scan: a sparse index).
         Expired tasks are listed too, until `drop_due` takes them out: expiry is no reason to hide a row,
         and a row that stays listed can be cleaned (expired rows never fill a page for good)."""
+
+    async def mark_stopped(self, task_id: str, expires_at: float) -> None:
+        """Leave the small flag a running worker polls for (`stopped`): the task was cancelled."""
+
+    async def stopped(self, task_id: str, now: float) -> bool:
+        """Whether the task was cancelled (`mark_stopped`): what a running worker polls once a second, so it
+        reads a flag of a few bytes, never the task's item (up to 350 KB)."""
 
     async def drop_due(self, task_id: str) -> None:
         """Take a task out of the due index whatever its state (an expired one included); no-op if absent."""

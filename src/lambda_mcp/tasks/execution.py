@@ -18,6 +18,22 @@ class Executor(Protocol):
         """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
 
 
+async def submit_all(executor: Executor, task_ids: list[str]) -> list[str]:
+    """Submit several tasks: in batches where the executor sends them so (`submit_many`, the SQS one),
+    else one by one. The ids that could not be submitted; never raises for them."""
+    many = getattr(executor, "submit_many", None)
+    if many is not None:
+        failed: list[str] = await many(task_ids)
+        return failed
+    failed = []
+    for task_id in task_ids:
+        try:
+            await executor.submit(task_id)
+        except Exception:
+            failed.append(task_id)
+    return failed
+
+
 @dataclass
 class Outcome:
     """How a run of the tool ended."""

@@ -19,29 +19,34 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ..observe.invocation import count
-from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.ids import TaskStream, new_task_id
 from ..protocol.jsonrpc import replayable
 from ..protocol.names import META_CAPABILITIES, META_VERSION
 from ..protocol.outbox import Outbox
-from ..storage.errors import ConflictError
+from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import EventLog, TaskStore
+from . import sweeper
 from .execution import Execute, Executor, Notify, Outcome, SubmitFailed
 from .model import TaskRecord, TaskStatus, transition
+from .sweeper import RELEASED, failure
 
 logger = logging.getLogger("lambda_mcp")
 
 
-RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
-"""What a task drops when its run ends (final, parked or given back): its lease and its place in the due index."""
-
-
-def _failure(message: str) -> dict[str, Any]:
-    return {"code": INTERNAL_ERROR, "message": message}
-
-
 async def _dropped(message: dict[str, Any]) -> None:
     return None
+
+
+_VOLATILE = frozenset({"version", "updated_at"})
+
+
+def _holds(stored: TaskRecord, written: TaskRecord) -> bool:
+    """Whether `stored` is `written` as the store keeps it (the next version): the write a ConflictError
+    seemed to refuse had landed before its answer was lost, and the retry met it."""
+    if stored.version != written.version + 1:
+        return False
+    mine, theirs = dataclasses.asdict(written), dataclasses.asdict(stored)
+    return all(mine[k] == theirs[k] for k in mine if k not in _VOLATILE)
 
 
 def _kept(params: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +79,8 @@ class TaskRuntime:
         poll_interval_ms: int = 500,
         max_attempts: int = 3,
         requeue_after_seconds: float = 900.0,
+        worker_timeout_seconds: float = 900.0,
+        sweep_seconds: float = 300.0,
         max_record_bytes: int = 350_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -84,7 +91,13 @@ class TaskRuntime:
         self.poll_interval_ms = poll_interval_ms
         self.max_attempts = max_attempts
         self.requeue_after_seconds = requeue_after_seconds
-        self.min_ttl_ms = int(requeue_after_seconds * 1000)
+        self.sweep_seconds = sweep_seconds
+        lease = worker_timeout_seconds + min(5.0, worker_timeout_seconds * 0.1)
+        self.min_ttl_ms = int(
+            (max_attempts * (max(lease, requeue_after_seconds) + sweep_seconds) + sweep_seconds) * 1000
+        )
+        """No task lives shorter than its last chance: every attempt may take a lease and wait a sweep before
+        the next, and one more sweep fails it. A shorter TTL would let a crashed task expire `working`."""
         self.max_record_bytes = max_record_bytes
         """DynamoDB items are at most 400 KB; a result that would not fit fails the task with a clear error."""
         self.clock = clock
@@ -94,6 +107,7 @@ class TaskRuntime:
     async def create(
         self,
         *,
+        task_id: str | None = None,
         owner: str,
         method: str,
         params: dict[str, Any],
@@ -114,7 +128,7 @@ class TaskRuntime:
         meta = params.get("_meta")
         progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
         record = TaskRecord(
-            task_id=new_task_id(),
+            task_id=task_id or new_task_id(),
             owner=owner,
             method=method,
             params=_kept(params),
@@ -134,15 +148,26 @@ class TaskRuntime:
             progress_token=progress_token if isinstance(progress_token, str | int) else None,
             due_at=now + self.requeue_after_seconds,
         )
-        await self.store.create(record)
+        await self._write_new(record)
         count("TasksCreated")
         try:
             await self.executor.submit(record.task_id)
         except Exception as exc:  # the client never saw this task: fail it and let the client try again
             logger.exception("could not queue new task %s", record.task_id)
-            await self._settle(record, "failed", error=_failure("Task could not be queued for execution"))
+            await self._settle(record, "failed", error=failure("Task could not be queued for execution"))
             raise SubmitFailed(str(exc)) from exc
         return record
+
+    async def _write_new(self, record: TaskRecord) -> None:
+        """Create the task's item. A create whose answer was lost and whose retry met its own write (the
+        condition fails on an item that is already there) re-reads: finding this very record, it goes on."""
+        try:
+            await self.store.create(record)
+        except ConflictError:
+            stored = await self.store.get(record.task_id, self.clock())
+            if stored is None or (stored.owner, stored.created_at) != (record.owner, record.created_at):
+                raise
+            logger.info("task %s: the create was written before its answer was lost; going on", record.task_id)
 
     async def _resubmit(self, record: TaskRecord) -> None:
         """Queue a task the client already holds (resumed by its answers). If the queue is down, the task
@@ -159,8 +184,14 @@ class TaskRuntime:
         return record if record is not None and record.owner == owner else None
 
     async def cancel(self, record: TaskRecord) -> TaskRecord:
-        """Set `cancelled` (before answering) unless the task is already final; stop a local run."""
+        """Set `cancelled` (before answering) unless the task is already final; stop a local run, and leave
+        the flag a worker running it polls (a few bytes, where the task's item may be 350 KB)."""
         record = await self._settle(record, "cancelled", cancel_requested=True, input_requests={})
+        if record.status == "cancelled":
+            try:
+                await self.store.mark_stopped(record.task_id, record.expires_at)
+            except StorageError:  # the task is cancelled regardless: a running worker's finish is refused
+                logger.warning("task %s: the stop flag could not be written", record.task_id, exc_info=True)
         self.executor.cancel(record.task_id)
         return record
 
@@ -201,8 +232,11 @@ class TaskRuntime:
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
                     return record
-                record = fresh
-                continue
+                if _holds(fresh, updated):  # our write landed, its answer was lost: go on from it
+                    record = fresh
+                else:
+                    record = fresh
+                    continue
             if status == "working":
                 await self._resubmit(record)
             return record
@@ -233,22 +267,19 @@ class TaskRuntime:
         if record.leased(now):
             return "skipped: claimed by a live lease"
         if record.attempts >= self.max_attempts:
-            await self._settle(record, "failed", error=self._gave_up(record))
+            await self._settle(record, "failed", error=sweeper.gave_up(record))
             return "failed: attempts exhausted"
         lease_end = now + lease_seconds
+        claim = dataclasses.replace(
+            record, lease_owner=worker_id, lease_expires_at=lease_end, attempts=record.attempts + 1, due_at=lease_end
+        )
         try:
-            claimed = await self.store.save(
-                dataclasses.replace(
-                    record,
-                    lease_owner=worker_id,
-                    lease_expires_at=lease_end,
-                    attempts=record.attempts + 1,
-                    due_at=lease_end,
-                    updated_at=now,
-                )
-            )
+            claimed = await self.store.save(dataclasses.replace(claim, updated_at=now))
         except ConflictError:
-            return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
+            fresh = await self.store.get(task_id, self.clock())
+            if fresh is None or not _holds(fresh, claim):
+                return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
+            claimed = fresh  # our claim landed and its answer was lost: run it
         outcome = await self._run_watched(claimed)
         finished = await self._finish(claimed, outcome)
         return "cancelled" if outcome.kind == "cancelled" else finished.status
@@ -267,8 +298,12 @@ class TaskRuntime:
             interval = max(1.0, record.poll_interval_ms / 1000)
             while not run.done():
                 await asyncio.sleep(interval)
-                fresh = await self.store.get(record.task_id, self.clock())
-                if fresh is None or fresh.status != "working" or fresh.cancel_requested:
+                try:
+                    stopped = await self.store.stopped(record.task_id, self.clock())
+                except StorageError:  # one failed read must not end the watch: try again next time
+                    logger.warning("could not check task %s for cancellation", record.task_id, exc_info=True)
+                    continue
+                if stopped:
                     cancelled = True
                     run.cancel()
                     return
@@ -294,14 +329,17 @@ class TaskRuntime:
         stream = TaskStream(record.task_id).format()
         outbox: Outbox | None = None
 
-        async def log(message: dict[str, Any]) -> None:
-            await events.append(session_id, stream, message)
+        async def log(message: dict[str, Any]) -> None:  # kept as long as the task, not the session
+            await events.append(session_id, stream, message, expires_at=record.expires_at)
 
         async def notify(message: dict[str, Any]) -> None:
             nonlocal outbox
-            if outbox is None:  # what earlier runs logged, read once, when the run first sends something
-                outbox = Outbox(log, len(await events.read(session_id, stream)))
-            await outbox.send(message)
+            try:
+                if outbox is None:  # what earlier runs logged, read once, when the run first sends something
+                    outbox = Outbox(log, len(await events.read(session_id, stream)))
+                await outbox.send(message)
+            except StorageError:  # a notification lost to storage is the kit's trouble, not the tool's
+                logger.warning("task %s: a notification could not be logged", record.task_id, exc_info=True)
 
         return notify
 
@@ -311,7 +349,7 @@ class TaskRuntime:
             if size > self.max_record_bytes:
                 outcome = Outcome(
                     "failed",
-                    error=_failure(
+                    error=failure(
                         f"Task result too large to store: {size} bytes; the limit is {self.max_record_bytes} bytes"
                         " (a DynamoDB item holds at most 400 KB). Return a resource link to large content instead."
                     ),
@@ -321,8 +359,9 @@ class TaskRuntime:
                 return record
             now = self.clock()
             if outcome.kind == "input_required":
+                # a park is an outcome: `attempts` counts runs in a row that ended without one (crashes)
                 new = {k: v for k, v in (outcome.input_requests or {}).items() if k not in record.input_responses}
-                updated = transition(record, "input_required", now, input_requests=new, **RELEASED)
+                updated = transition(record, "input_required", now, input_requests=new, attempts=0, **RELEASED)
             elif outcome.kind == "completed":
                 updated = transition(record, "completed", now, result=outcome.result, **RELEASED)
             else:  # a JSON-RPC error, or (2025-11-25) a tool result with isError
@@ -333,63 +372,20 @@ class TaskRuntime:
                 fresh = await self.store.get(record.task_id, now)
                 if fresh is None:
                     return record
+                if _holds(fresh, updated):  # our write landed, its answer was lost
+                    return _counted(fresh)
                 record = fresh
         return record
 
-    # -- failure paths: dead letters and the sweeper ------------------------------------------
-    def _gave_up(self, record: TaskRecord) -> dict[str, Any]:
-        return _failure(f"Task failed: its worker stopped before finishing, {record.attempts} times (timeout or crash)")
+    # -- failure paths: dead letters and the sweeper (tasks/sweeper.py) -----------------------
+    async def settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:
+        return await self._settle(record, status, **changes)
 
     async def dead_letter(self, task_id: str) -> str:
         """A task's message reached the dead-letter queue: fail it, unless it finished, parked or is running."""
-        now = self.clock()
-        record = await self.store.get(task_id, now)
-        if record is None or record.status != "working":
-            return "skipped"
-        if record.leased(now):
-            return "skipped: claimed by a live lease"
-        settled = await self._settle(
-            record,
-            "failed",
-            error=_failure("Task failed: its queue message could not be processed and went to the dead-letter queue"),
-        )
-        count("TasksDeadLettered")
-        return settled.status
+        return await sweeper.dead_letter(self, task_id)
 
-    async def sweep(self, limit: int = 100, max_pages: int = 10) -> dict[str, int]:
-        """Re-enqueue working tasks whose lease ran out (or whose message was never picked up); fail
-        those that used up their attempts; take expired and final tasks out of the due index. A page
-        that was all cleaning is followed by the next one (up to `max_pages`), so expired rows at the
-        head of the index never hide a live task. Idempotent: a claim dedups the extra messages."""
-        counts = {"requeued": 0, "failed": 0, "dropped": 0}
-        for _ in range(max_pages):
-            due = await self.store.list_due(self.clock(), limit)
-            dropped = counts["dropped"]
-            for task_id in due:
-                await self._sweep_one(task_id, counts)
-            if len(due) < limit or counts["dropped"] == dropped:
-                break
-        return counts
-
-    async def _sweep_one(self, task_id: str, counts: dict[str, int]) -> None:
-        now = self.clock()
-        record = await self.store.get(task_id, now)  # the index is eventually consistent
-        if record is None or not record.sweepable:  # expired (or final): out of the index for good
-            await self.store.drop_due(task_id)
-            counts["dropped"] += 1
-            return
-        if record.due_at > now:
-            return
-        if record.attempts >= self.max_attempts:
-            await self._settle(record, "failed", error=self._gave_up(record))
-            counts["failed"] += 1
-            return
-        requeued = dataclasses.replace(
-            record, **{**RELEASED, "due_at": now + self.requeue_after_seconds}, updated_at=now
-        )
-        try:
-            record = await self.store.save(requeued)
-        except ConflictError:
-            return
-        await self.executor.submit(record.task_id)
-        counts["requeued"] += 1
+    async def sweep(self, limit: int = 100, budget_seconds: float = 60.0) -> dict[str, int]:
+        """Re-enqueue working tasks whose lease ran out, fail those out of attempts, drop expired and final
+        ones from the due index: every shard, page after page, within `budget_seconds`."""
+        return await sweeper.sweep(self, limit, budget_seconds)

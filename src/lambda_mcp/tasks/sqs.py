@@ -7,15 +7,22 @@ small, can be repeated safely (the worker's claim dedups), and never holds secre
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import logging
 from typing import Any
 
 import anyio.to_thread
 
 from ..observe.invocation import correlation_id
 
+logger = logging.getLogger("lambda_mcp")
 _local_clients: dict[str, Any] = {}
+BATCH = 10
+"""Messages per `SendMessageBatch`: SQS's limit."""
+BATCHES_AT_ONCE = 8
+"""Batches in flight at once: fewer than the client's connection pool (botocore's 10)."""
 CORRELATION_ATTRIBUTE = "correlation_id"
 """The SQS message attribute carrying the id of the request that queued the task."""
 
@@ -40,6 +47,12 @@ def default_client() -> Any:
     return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 5}))
 
 
+def _attributes() -> dict[str, Any]:
+    """The correlation id of the request at hand, so the worker's log lines for the task carry it."""
+    correlation = correlation_id()
+    return {} if correlation is None else {CORRELATION_ATTRIBUTE: {"DataType": "String", "StringValue": correlation}}
+
+
 def message_body(task_id: str) -> str:
     return json.dumps({"taskId": task_id}, separators=(",", ":"))
 
@@ -58,20 +71,45 @@ class SqsExecutor:
         self.queue_url = queue_url
         self._client = client
 
-    async def submit(self, task_id: str) -> None:
+    def _sqs(self) -> Any:
         if self._client is None:
             self._client = client_for(self.queue_url)
-        attributes = {}
-        correlation = correlation_id()
-        if correlation is not None:  # the worker's log lines for this task carry the request's id
-            attributes[CORRELATION_ATTRIBUTE] = {"DataType": "String", "StringValue": correlation}
+        return self._client
+
+    async def submit(self, task_id: str) -> None:
         send = functools.partial(
-            self._client.send_message,
+            self._sqs().send_message,
             QueueUrl=self.queue_url,
             MessageBody=message_body(task_id),
-            MessageAttributes=attributes,
+            MessageAttributes=_attributes(),
         )
         await anyio.to_thread.run_sync(send)  # off the event loop, like every storage call
+
+    async def submit_many(self, task_ids: list[str]) -> list[str]:
+        """One `SendMessageBatch` per 10 tasks, the batches at once: a sweep that requeues thousands of
+        tasks makes a tenth of the requests. The ids that were not sent (logged)."""
+        batches = [task_ids[start : start + BATCH] for start in range(0, len(task_ids), BATCH)]
+        room = asyncio.Semaphore(BATCHES_AT_ONCE)
+        failed = await asyncio.gather(*(self._send_batch(batch, room) for batch in batches))
+        return [task_id for batch in failed for task_id in batch]
+
+    async def _send_batch(self, task_ids: list[str], room: asyncio.Semaphore) -> list[str]:
+        attributes = _attributes()
+        entries = [
+            {"Id": str(index), "MessageBody": message_body(task_id), "MessageAttributes": attributes}
+            for index, task_id in enumerate(task_ids)
+        ]
+        send = functools.partial(self._sqs().send_message_batch, QueueUrl=self.queue_url, Entries=entries)
+        try:
+            async with room:
+                answer = await anyio.to_thread.run_sync(send)
+        except Exception:
+            logger.exception("could not queue %d tasks", len(task_ids))
+            return task_ids
+        failed = [task_ids[int(entry["Id"])] for entry in answer.get("Failed", [])]
+        if failed:
+            logger.warning("could not queue tasks %s: %s", failed, answer["Failed"][0].get("Message", ""))
+        return failed
 
     def cancel(self, task_id: str) -> None:
         """Nothing to do here: the worker watches the record and stops when it reads `cancelled`."""

@@ -20,6 +20,8 @@ from ..tasks.runtime import TaskRuntime
 from ..tasks.sqs import CORRELATION_ATTRIBUTE, task_id_of
 
 logger = logging.getLogger("lambda_mcp")
+SWEEP_MARGIN_SECONDS = 30.0
+"""A sweep stops this long before its invocation would time out (the next scheduled run goes on)."""
 LEASE_MARGIN = 0.1
 """A lease outlives the invocation's remaining time by this fraction (at most 5 s), so no other
 worker claims the task while this invocation could still be running it."""
@@ -58,7 +60,9 @@ def _handle(
     cold = report.take_cold_start() if report is not None else False
     if is_scheduled(event):
         with invocation(getattr(context, "aws_request_id", None), cold_start=cold) as sweep:
-            counts = run(runtime.sweep())  # the thread's loop, not a new one: lifespan resources live there
+            remaining = context.get_remaining_time_in_millis() / 1000 if context is not None else 60.0
+            budget = max(1.0, min(remaining - SWEEP_MARGIN_SECONDS, runtime.sweep_seconds))
+            counts = run(runtime.sweep(budget_seconds=budget))  # the thread's loop: lifespan resources live there
             if report is not None:
                 report.write(sweep, "sweep", **counts)
         return counts

@@ -23,14 +23,19 @@ TRANSIENT = frozenset(
 )
 """Error codes of DynamoDB that a later retry may get past (botocore has already retried them)."""
 T = TypeVar("T")
+POOL = 32
+"""Connections kept per client: no more calls than that run at once (the sweep's concurrency is 16)."""
 
 
 def default_client() -> Any:
-    """A DynamoDB client with standard-mode retries (throttling is retried, then reported)."""
+    """A DynamoDB client with standard-mode retries (throttling is retried, then reported), and a
+    connection pool as large as the calls the kit makes at once (a sweep's 16, a worker batch's runs and
+    watchers; botocore's default of 10 would drop and reopen connections)."""
     import boto3
     from botocore.config import Config
 
-    return boto3.client("dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+    config = Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=POOL)
+    return boto3.client("dynamodb", config=config)
 
 
 class LazyClient:

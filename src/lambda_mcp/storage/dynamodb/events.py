@@ -22,8 +22,10 @@ class DynamoDBEventLog:
         self._client = LazyClient(client)
         self._ttl = ttl_seconds
 
-    async def append(self, session_id: str, stream_id: str, message: dict[str, object] | None) -> StoredEvent:
-        expires = {"N": str(int(time.time() + self._ttl))}
+    async def append(
+        self, session_id: str, stream_id: str, message: dict[str, object] | None, *, expires_at: float | None = None
+    ) -> StoredEvent:
+        expires = {"N": str(int(expires_at if expires_at is not None else time.time() + self._ttl))}
         pk = {"S": keys.session_pk(session_id)}
         with translated():
             counter = await self._client.call(
@@ -44,10 +46,14 @@ class DynamoDBEventLog:
             "message": {"S": json.dumps(message)},
             keys.EXPIRES_AT: expires,
         }
-        with translated(ConflictError, f"event {event_id} exists"):
-            await self._client.call(
-                "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
-            )
+        try:
+            with translated(ConflictError, f"event {event_id} exists"):
+                await self._client.call(
+                    "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
+                )
+        except ConflictError:  # a retry after a lost answer meets its own write: the id (with its nonce) says
+            if await self.get(session_id, event_id) is None:
+                raise
         return StoredEvent(stream_id, seq, event_id, message)
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:

@@ -8,6 +8,7 @@
 | suspended call | `SESSION#<session id>` | `CALL#<stream id>` |
 | change feed entry | `CHANGES` (shard 0), `CHANGES#<n>` | `<cursor>` (microseconds, zero-padded, then a nonce) |
 | task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
+| a task's stop flag | `TASK#<task id>` | `STOP` (a cancel's mark, which a running worker polls: a few bytes) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
 because DynamoDB deletes expired items up to days late (and moto never does).
@@ -60,6 +61,7 @@ def changes_pk(shard: int) -> str:
 # reads only work.
 
 TASK_SK = "TASK"
+TASK_STOP_SK = "STOP"
 OWNER_PK = "owner_pk"
 CREATED_SK = "created_sk"
 BY_OWNER_INDEX = "by-owner"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from typing import Any
 
@@ -43,6 +44,7 @@ class DynamoDBSessionStore:
             keys.EXPIRES_AT: {"N": str(int(record.expires_at))},
             "touched_at": {"N": repr(record.touched_at)},
             "terminated": {"BOOL": False},
+            "write_nonce": {"S": (nonce := secrets.token_hex(8))},  # tells botocore's retry from a second create
         }
         if record.subscriptions:
             item["subscriptions"] = {"SS": sorted(record.subscriptions)}
@@ -50,10 +52,23 @@ class DynamoDBSessionStore:
             item["principal"] = {"S": record.principal}
         if record.log_level is not None:
             item["log_level"] = {"S": record.log_level}
-        with translated(ConflictError, f"session {record.session_id} exists"):
-            await self._client.call(
-                "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
-            )
+        try:
+            with translated(ConflictError, f"session {record.session_id} exists"):
+                await self._client.call(
+                    "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+                )
+        except ConflictError:  # a retry after a lost answer meets its own write: the nonce says so
+            if not await self._is_ours(record.session_id, nonce):
+                raise
+
+    async def _is_ours(self, session_id: str, nonce: str) -> bool:
+        with translated():
+            found = (
+                await self._client.call(
+                    "get_item", TableName=self.table_name, Key=self._key(session_id), ConsistentRead=True
+                )
+            ).get("Item")
+        return found is not None and found.get("write_nonce", {}).get("S") == nonce
 
     async def get(self, session_id: str, now: float) -> SessionRecord | None:
         with translated():

@@ -131,6 +131,23 @@ class DynamoDBTaskStore:
         # the index is eventually consistent: callers re-read each record before acting on it
         return [item[keys.PK]["S"].removeprefix("TASK#") for item in items[:limit]]
 
+    async def mark_stopped(self, task_id: str, expires_at: float) -> None:
+        key = {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.TASK_STOP_SK}}
+        with translated():
+            await self._client.call(
+                "put_item",
+                TableName=self.table_name,
+                Item={**key, keys.EXPIRES_AT: {"N": str(int(expires_at))}},
+            )
+
+    async def stopped(self, task_id: str, now: float) -> bool:
+        """One eventually consistent GetItem of the flag item (0.5 read units; a cancel is seen within about a
+        second), not of the task's item, which may be 350 KB (44 read units)."""
+        key = {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.TASK_STOP_SK}}
+        with translated():
+            item = (await self._client.call("get_item", TableName=self.table_name, Key=key)).get("Item")
+        return item is not None
+
     async def drop_due(self, task_id: str) -> None:
         """Remove the index attributes (the item may have expired; TTL deletes it later)."""
         try:

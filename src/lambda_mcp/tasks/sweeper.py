@@ -1,0 +1,129 @@
+"""The failure paths of tasks: a message that reached the dead-letter queue, and the sweeper, which finds
+working tasks whose worker stopped (or whose message was lost) and queues them again, or fails them once
+they used up their attempts.
+
+The sweeper reads the sparse `by-due` index (working tasks only, by when they are due), every shard,
+page after page until it runs dry or its time budget is spent; the next scheduled run goes on where it
+stopped. Everything here is idempotent: a second message for a task is deduplicated by the claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ..observe.invocation import count
+from ..protocol.errors import INTERNAL_ERROR
+from ..storage.errors import ConflictError, StorageError
+from ..storage.ports import TaskStore
+from .execution import Executor, submit_all
+from .model import TaskRecord, TaskStatus
+
+logger = logging.getLogger("lambda_mcp")
+RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
+"""What a task drops when its run ends (final, parked or given back): its lease and its place in the due index."""
+
+
+class Runtime(Protocol):
+    """What the sweeper needs of the task runtime."""
+
+    store: TaskStore
+    executor: Executor
+    clock: Callable[[], float]
+    max_attempts: int
+    requeue_after_seconds: float
+
+    async def settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord: ...
+
+
+def failure(message: str) -> dict[str, Any]:
+    return {"code": INTERNAL_ERROR, "message": message}
+
+
+def gave_up(record: TaskRecord) -> dict[str, Any]:
+    return failure(f"Task failed: its worker stopped before finishing, {record.attempts} times (timeout or crash)")
+
+
+async def dead_letter(runtime: Runtime, task_id: str) -> str:
+    """A message reached the dead-letter queue: counted whatever became of its task (the alarm's metric);
+    its task is failed unless it finished, parked or is running."""
+    count("TasksDeadLettered")
+    now = runtime.clock()
+    record = await runtime.store.get(task_id, now)
+    if record is None or record.status != "working":
+        return "skipped"
+    if record.leased(now):
+        return "skipped: claimed by a live lease"
+    reason = "Task failed: its queue message could not be processed and went to the dead-letter queue"
+    settled = await runtime.settle(record, "failed", error=failure(reason))
+    return settled.status
+
+
+CONCURRENCY = 16
+"""Tasks of a page swept at once (a read and a write each); the page's messages then go out in batches."""
+LAG_SECONDS = 0.5
+"""How long to let the eventually consistent index catch up when a full page held only handled tasks."""
+
+
+async def sweep(runtime: Runtime, limit: int, budget_seconds: float) -> dict[str, int]:
+    counts = {"requeued": 0, "failed": 0, "dropped": 0, "expired": 0, "errors": 0}
+    seen: set[str] = set()
+    deadline = time.monotonic() + budget_seconds
+    room = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(task_id: str) -> str | None:
+        async with room:
+            if time.monotonic() >= deadline:
+                return None
+            try:
+                return await _sweep_one(runtime, task_id, counts)
+            except StorageError as exc:  # this task stays due: the next run sweeps it; the others go on
+                counts["errors"] += 1
+                logger.warning("sweeping task %s failed: %s", task_id, exc)
+                return None
+
+    while time.monotonic() < deadline:
+        page = await runtime.store.list_due(runtime.clock(), limit)
+        due = [task_id for task_id in page if task_id not in seen]
+        if not due:
+            if len(page) < limit:  # dry
+                break
+            await asyncio.sleep(LAG_SECONDS)  # a full page of tasks this run handled: the index lags behind
+            continue
+        seen.update(due)
+        requeued = [task_id for task_id in await asyncio.gather(*(one(task_id) for task_id in due)) if task_id]
+        unsent = await submit_all(runtime.executor, requeued)  # these are due again after requeue_after
+        counts["requeued"] += len(requeued) - len(unsent)
+        counts["errors"] += len(unsent)
+    return counts
+
+
+async def _sweep_one(runtime: Runtime, task_id: str, counts: dict[str, int]) -> str | None:
+    """What the sweeper does with one task of the index; the id when it is to be queued again."""
+    now = runtime.clock()
+    record = await runtime.store.get(task_id, now)  # the index is eventually consistent
+    if record is None or not record.sweepable:  # expired (or final): out of the index for good
+        await runtime.store.drop_due(task_id)
+        counts["dropped"] += 1
+        if record is None:  # the index holds working tasks only: this one expired while working
+            counts["expired"] += 1
+            count("TasksExpired")
+        return None
+    if record.due_at > now:
+        return None
+    if record.attempts >= runtime.max_attempts:
+        await runtime.settle(record, "failed", error=gave_up(record))
+        counts["failed"] += 1
+        return None
+    requeued = dataclasses.replace(
+        record, **{**RELEASED, "due_at": now + runtime.requeue_after_seconds}, updated_at=now
+    )
+    try:
+        await runtime.store.save(requeued)
+    except ConflictError:  # claimed, answered or cancelled meanwhile: its new state says what happens
+        return None
+    return task_id
