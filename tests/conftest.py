@@ -24,6 +24,8 @@ SLOW_FIXTURES = {"moto_server_url", "dynamodb_local_url", "server"}
 """Fixtures that start something on the wire or a process (`server`: a module's dev server process)."""
 SLOW_MODULES = {
     "test_auth_lambda",
+    "test_cli",
+    "test_remote_cli",
     "test_changes_across_instances",
     "test_cold_start",
     "test_lifespan",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,10 @@ from .transport.endpoint import MCPEndpoint, Transport
 from .transport.front import Front
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
 from .transport.streaming import StreamingTransport
+
+logger = logging.getLogger("lambda_mcp")
+_warned: weakref.WeakSet[MCPApp] = weakref.WeakSet()
+"""Apps already warned about scopes under auth `none` (once per app and process, however many kits)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,7 @@ def build_kit(
     deployment), else in DynamoDB when `settings.table_name` is set, else in memory. The app is not
     changed: two kits may serve one app. `local=True` (the dev server) allows loopback Host/Origin
     and, when no `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
+    warn_unenforced_scopes(app, settings)
     key: bytes | KeyRing | None = settings.state_key
     if key is None and settings.state_key_secret:
         key = SecretKey(settings.state_key_secret)
@@ -138,6 +145,26 @@ def build_kit(
         transport = BufferedTransport(dispatcher, sessions, events, stores.calls, stores.changes, settings)
     endpoint = MCPEndpoint(front, transport, dispatcher, sessions, stores.calls, stores.changes)
     return Kit(app, settings, stores, dispatcher, endpoint, access, tasks)
+
+
+def warn_unenforced_scopes(app: MCPApp, settings: Settings) -> None:
+    """Under auth `none`, log once (per app and process) which tools, resources and prompts declare scopes:
+    they are listed and run for anyone, which a test passing locally would not show."""
+    if settings.auth != "none" or app in _warned:
+        return
+    scoped = [
+        *(f"tool {name!r}" for name, tool in app.tools.items() if tool.scopes),
+        *(f"resource {uri!r}" for uri, found in (*app.resources.items(), *app.templates.items()) if found.scopes),
+        *(f"prompt {name!r}" for name, prompt in app.prompts.items() if prompt.scopes),
+    ]
+    if scoped:
+        _warned.add(app)
+        logger.warning(
+            "scopes are not enforced under LAMBDA_MCP_AUTH=none: %s declare scopes, yet every caller may list and"
+            " use them; to enforce them set LAMBDA_MCP_AUTH=jwt (the kit checks bearer tokens) or gateway (API"
+            " Gateway's JWT or Lambda authorizer passes the token's scopes; an IAM caller holds none)",
+            ", ".join(scoped),
+        )
 
 
 def _task_runtime(

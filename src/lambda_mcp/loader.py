@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from .server.app import MCPApp
 
@@ -19,7 +20,7 @@ def load_app(target: str) -> MCPApp:
     if location.endswith(".py") or "/" in location:
         path = Path(location).resolve()
         if not path.is_file():
-            raise AppLoadError(f"no such file: {location}")
+            raise AppLoadError(f"no such file: {location} (give path/to/file.py[:app] or module[:app])")
         name = f"_lambda_mcp_user_{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
@@ -29,9 +30,11 @@ def load_app(target: str) -> MCPApp:
         sys.path.insert(0, str(path.parent))
         spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(location)
+        module = _import_module(location)
     if attribute:
-        app = getattr(module, attribute, None)
+        if not hasattr(module, attribute):
+            raise AppLoadError(f"{location} has no attribute {attribute!r}: name the MCPApp as {location}:NAME")
+        app = getattr(module, attribute)
     else:
         found = [v for v in vars(module).values() if isinstance(v, MCPApp)]
         app = found[0] if len(found) == 1 else None
@@ -40,5 +43,22 @@ def load_app(target: str) -> MCPApp:
                 f"{location}: expected exactly one MCPApp, found {len(found)}; name it as {location}:NAME"
             )
     if not isinstance(app, MCPApp):
-        raise AppLoadError(f"{target} is not an MCPApp")
+        found_type = type(app).__name__
+        raise AppLoadError(f"{target} is not an MCPApp (its type is {found_type}): name the MCPApp as {location}:NAME")
     return app
+
+
+def _import_module(location: str) -> ModuleType:
+    """Import `package.module`; a module that is not found (not one the module itself imports) is an
+    `AppLoadError`."""
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as exc:
+        parts = location.split(".")
+        if exc.name not in {".".join(parts[: i + 1]) for i in range(len(parts))}:
+            raise  # the module was found; something it imports was not
+        hint = "a file target ends in .py"
+        if exc.name == location and "." in location:
+            parent, _, last = location.rpartition(".")
+            hint += f"; for the MCPApp {last} of module {parent}, write {parent}:{last}"
+        raise AppLoadError(f"no module named {exc.name!r} in the current directory or on sys.path ({hint})") from None

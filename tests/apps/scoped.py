@@ -13,7 +13,7 @@ app = MCPApp("scoped", version="1.0.0")
 
 
 def _caller(ctx: Context) -> str:
-    return json.dumps({"principal": ctx.principal, "scopes": sorted(ctx.scopes) if ctx.scopes is not None else None})
+    return json.dumps({"principal": ctx.principal, "scopes": sorted(ctx.scopes)})
 
 
 @app.tool()

@@ -14,6 +14,7 @@ from tests.support.processes import ROOT
 DEPS = ROOT / "src/lambda_mcp/scaffold/project/builds/deps"
 RUNTIME_EXTRAS = ("auth", "aws", "tracing")  # what runs in Lambda; `local`, `aws-local` and `dev` do not
 PROVIDED_BY_THE_RUNTIME = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
+CLI_ONLY = {"uvicorn", "httpx"}  # dependencies of `lambda-mcp dev` / `call` only: never in a layer
 LOCK_FLAGS = "--generate-hashes --python-version 3.13 --python-platform aarch64-manylinux2014 --only-binary :all:"
 
 
@@ -23,7 +24,7 @@ def _runtime_requirements() -> dict[str, Requirement]:
     for extra in RUNTIME_EXTRAS:
         lines += project["optional-dependencies"][extra]
     requirements = {canonicalize_name(Requirement(line).name): Requirement(line) for line in lines}
-    return {name: r for name, r in requirements.items() if name not in PROVIDED_BY_THE_RUNTIME}
+    return {name: r for name, r in requirements.items() if name not in PROVIDED_BY_THE_RUNTIME | CLI_ONLY}
 
 
 def _requirements_in() -> dict[str, Requirement]:
@@ -62,6 +63,7 @@ def test_every_pin_is_hashed_and_within_pyprojects_range() -> None:
     assert "cryptography" in pins  # pyjwt's `crypto` extra
     # Packages the Lambda runtime ships with boto3 stay out: a layer copy would shadow the runtime's.
     assert not set(pins) & PROVIDED_BY_THE_RUNTIME
+    assert not set(pins) & CLI_ONLY  # what only the CLI needs stays out of the deployment
 
 
 def test_the_lock_says_how_it_was_made_and_scripts_lock_layer_makes_it_so() -> None:

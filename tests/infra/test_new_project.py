@@ -4,17 +4,22 @@ machine (Python 3.11, no Python 3.13, no Docker), the app's own requirements.txt
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import lambda_mcp
+from lambda_mcp.loader import load_app
 from lambda_mcp.scaffold import ScaffoldError, create_project, project_template
 from tests.infra.builds import run_sam, sam_routes
 from tests.support.processes import ROOT
 
 VALIDATE = ROOT / "infra/validate_template.py"
+WHEEL = f"lambda_mcp-{lambda_mcp.__version__}-py3-none-any.whl"
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +38,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
     files = sorted(str(p.relative_to(demo)) for p in demo.rglob("*") if p.is_file())
     assert files == [
+        ".github/workflows/ci.yml",
         ".gitignore",
         "README.md",
         "app/app.py",
@@ -42,16 +48,64 @@ def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
         "builds/deps/requirements.lock",
         "builds/function/Makefile",
         "builds/kit/Makefile",
+        f"builds/kit/{WHEEL}",  # the editable kit is no release on the index: the project carries its wheel
+        "events/greet.json",
+        "requirements-dev.txt",
         "samconfig.toml",
         "template.yaml",
         "tests/test_app.py",
     ]
     readme = (demo / "README.md").read_text()
-    for command in ("lambda-mcp dev app/app.py", "sam build", "sam deploy --guided"):
+    for command in (
+        "lambda-mcp dev app/app.py",
+        "lambda-mcp invoke events/greet.json --app app/app.py",
+        "sam build",
+        "sam deploy --guided",
+    ):
         assert command in readme
+    assert ".lambda-mcp/" in (demo / ".gitignore").read_text().splitlines()  # `--aws local` keeps its data there
     assert 'MCPApp("demo"' in (demo / "app/app.py").read_text()
     assert 'stack_name = "demo"' in (demo / "samconfig.toml").read_text()
-    assert f"KIT := {ROOT}\n" in (demo / "builds/kit/Makefile").read_text()  # the kit this project was made with
+    assert f"KIT := {WHEEL}\n" in (demo / "builds/kit/Makefile").read_text()  # a path relative to the Makefile
+    assert f"lambda-mcp=={lambda_mcp.__version__}\n" in (demo / "requirements-dev.txt").read_text()
+    for path in (p for p in demo.rglob("*") if p.is_file() and p.suffix != ".whl"):
+        assert str(ROOT) not in path.read_text(), path  # no path of this machine: the project builds anywhere
+
+
+def test_the_project_points_only_at_files_it_has_or_at_the_kit_by_name(demo: Path) -> None:
+    template = (demo / "template.yaml").read_text()
+    assert "AppCodeUri" not in template
+    for text in (template, (demo / "README.md").read_text()):
+        words = " ".join(text.replace("#", " ").split())
+        for path in ("docs/deploy.md", "docs/decisions.md", "docs/guide.md", "infra/smoke.py"):
+            for found in re.finditer(re.escape(path), words):
+                before = words[max(0, found.start() - 60) : found.start()]
+                assert "lambda-mcp" in before or "kit" in before, words[found.start() - 60 : found.end()]
+    assert not (demo / "docs").exists() and not (demo / "infra").exists()
+
+
+def test_each_generated_event_calls_its_tool_through_the_lambda_handler(demo: Path) -> None:
+    """`lambda-mcp invoke events/<tool>.json --app app/app.py`, as the README says, for every example tool."""
+    events = sorted((demo / "events").glob("*.json"))
+    app = load_app(str(demo / "app/app.py"))
+    assert [event.stem for event in events] == sorted(app.tools) == ["greet"]
+    for event in events:
+        sent = json.loads(event.read_text())
+        body = json.loads(sent["body"])
+        assert sent["headers"]["mcp-method"] == body["method"] == "tools/call"
+        assert sent["headers"]["mcp-name"] == body["params"]["name"] == event.stem
+        done = subprocess.run(
+            [sys.executable, "-m", "lambda_mcp.cli", "invoke", f"events/{event.name}", "--app", "app/app.py"],
+            cwd=demo,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        response = json.loads(done.stdout)
+        assert response["statusCode"] == 200, response
+        result = json.loads(response["body"])["result"]
+        assert result["content"] == [{"type": "text", "text": "Hello, Ada!"}] and not result.get("isError")
 
 
 def test_new_refuses_an_existing_directory_and_a_bad_name(tmp_path: Path) -> None:

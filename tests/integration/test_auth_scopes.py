@@ -152,7 +152,7 @@ async def test_auth_none_enforces_no_scopes(issuer: LocalIssuer) -> None:
         called = await mcp.modern("tools/call", {"name": "restock", "arguments": {"item": "nut"}})
         assert called.result["content"][0]["text"] == "restocked nut for None"
         who = await mcp.modern("tools/call", {"name": "whoami", "arguments": {}})
-        assert json.loads(who.result["content"][0]["text"]) == {"principal": None, "scopes": None}
+        assert json.loads(who.result["content"][0]["text"]) == {"principal": None, "scopes": []}
         assert (await mcp.send("GET", b"", {})).status == 405  # no session: auth none adds nothing in front
     finally:
         await mcp.close()

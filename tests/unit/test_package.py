@@ -134,7 +134,8 @@ LAYERS = {
     "testing": 8,
     "scaffold": 8,
     "local": 9,
-    "cli": 10,
+    "remote": 9,
+    "cli": 11,
     "": 10,
 }
 """Each part of the package by its layer: a module imports only its own part and the layers below."""

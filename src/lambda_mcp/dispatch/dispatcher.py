@@ -118,7 +118,9 @@ class Dispatcher:
         assert message.id is not None and request.request_id == message.id
         opened: SessionRecord | None = None
         session_id = request.session.session_id if request.session is not None else None
-        note(mcp_method=message.method, protocol_version=request.version, session_id=session_id)
+        # initialize: the version it negotiates, noted by `_initialize` (not the newest legacy one it was read as)
+        version = None if message.method == "initialize" else request.version
+        note(mcp_method=message.method, protocol_version=version, session_id=session_id)
         try:
             result, opened = await self._served(message.method, message.params or {}, request, channel)
         except MCPError as exc:
@@ -219,6 +221,7 @@ class Dispatcher:
         if not within([capabilities, client_info], MAX_CLIENT_DATA_BYTES, request):
             raise invalid_params(f"capabilities and clientInfo take more than {MAX_CLIENT_DATA_BYTES} bytes")
         version = revisions.negotiate_legacy(params.get("protocolVersion"))
+        note(protocol_version=version)
         now = self.clock()
         record = SessionRecord(
             session_id=new_session_id(),

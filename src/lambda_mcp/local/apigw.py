@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .context import LambdaContext
+from .dev import cannot_listen
 from .gateways import REST_STAGE, ApiType, Call, Caller, Gateway
 
 
@@ -93,8 +94,14 @@ def serve(target: str, host: str, port: int, api: ApiType = "http", caller: Call
         authorize = _Invoker("lambda_mcp.entrypoints.authorizer").invoke
     worker = start_local_worker()  # after the HTTP handler: both share its kit
     gateway = Gateway(api, invoker.invoke, authorize, caller)
-    server = _Server((host, port), _make_handler(gateway, f"{host}:{port}"))
+    try:
+        server = _Server((host, port), _make_handler(gateway, f"{host}:{port}"))
+    except OSError as exc:
+        worker.stop()
+        raise cannot_listen(exc, host, port) from exc
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
+    # and Ctrl-C itself, even when started from a script with `&`, which starts it with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
     front = {"http": "HTTP API v2", "rest": "REST API v1", "url": "Function URL"}[api]
     print(

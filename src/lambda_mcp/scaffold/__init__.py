@@ -1,20 +1,22 @@
 """`lambda-mcp new NAME`: a project of one's own that deploys as it is.
 
-The project is the files under `project/` (`*.tmpl` ones with `{{name}}` and `{{kit}}` filled in) and
-the kit's own template.yaml, rewritten for the project's layout: its app in `app/`, its layers built
-by the Makefiles in `builds/`. So a new project always has the parameters, guardrails and fixes of
-the kit it was made with. Nothing that exists is overwritten.
+The project is the files under `project/` (`*.tmpl` ones with `{{name}}`, `{{kit}}` and
+`{{kit_requirement}}` filled in) and the kit's own template.yaml, rewritten for the project's layout: its
+app in `app/`, its layers built by the Makefiles in `builds/`. So a new project always has the
+parameters, guardrails and fixes of the kit it was made with. It names the kit by version, and carries
+the kit's wheel when that version is not a release on the package index (`kit.py`): no path of this
+machine is written into it. Nothing that exists is overwritten.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+
+from .kit import Kit, KitError, choose_kit
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
 """A project name: also its CloudFormation stack name and its MCP server name."""
@@ -42,14 +44,15 @@ TEMPLATE_REWRITES = (
     Rewrite(
         "  # KitLayer: the lambda_mcp package, copied from src/ by layers/kit/Makefile (ContextPath), so that any\n"
         "  # change under src/ invalidates the cached layer; the Makefile is not in src/, and not in the cache key.\n",
-        "  # KitLayer: the lambda_mcp package, installed by builds/kit/Makefile from the kit named there\n"
-        "  # (after changing the kit, build with `sam build --no-cached`).\n",
+        "  # KitLayer: the lambda_mcp package, installed by builds/kit/Makefile from the kit named there (by\n"
+        "  # version, or the wheel beside it): a new kit changes builds/kit/, so `sam build --cached` rebuilds it.\n",
     ),
 )
 
 
-def create_project(name: str, parent: Path) -> Path:
-    """Create `parent/name` and return it; `ScaffoldError` when the name is invalid or the directory exists."""
+def create_project(name: str, parent: Path, kit_wheel: Path | None = None) -> Path:
+    """Create `parent/name` and return it; `ScaffoldError` when the name is invalid, the directory exists
+    or `kit_wheel` (the kit's wheel to build the project with, instead of the running kit) is not one."""
     if not NAME.match(name):
         raise ScaffoldError(
             f"{name!r} is not a usable project name: start with a letter, then letters, digits or hyphens"
@@ -58,8 +61,12 @@ def create_project(name: str, parent: Path) -> Path:
     target = parent / name
     if target.exists():
         raise ScaffoldError(f"{target} already exists: choose another name or remove it first")
+    try:
+        kit = choose_kit(kit_wheel)
+    except KitError as exc:
+        raise ScaffoldError(str(exc)) from None
     files = resources.files(__package__) / "project"
-    values = {"{{name}}": name, "{{kit}}": kit_source()}
+    values = {"{{name}}": name, "{{kit}}": kit_reference(kit), "{{kit_requirement}}": kit.requirement}
     target.mkdir(parents=True)
     for source, relative in _walk(files):
         destination = target / relative
@@ -73,7 +80,9 @@ def create_project(name: str, parent: Path) -> Path:
             (target / relative.removesuffix(".tmpl")).write_text(text, encoding="utf-8")
         else:
             destination.write_bytes(source.read_bytes())
-    (target / "gitignore").rename(target / ".gitignore")
+    if (target / "gitignore").exists():
+        (target / "gitignore").rename(target / ".gitignore")
+    kit.write(target / "builds" / "kit")
     return target
 
 
@@ -88,17 +97,9 @@ def project_template(kit_template: str) -> str:
     return text
 
 
-def kit_source() -> str:
-    """Where the project's layer gets lambda-mcp: this kit's source checkout, when it was installed from
-    one (`pip install -e .`), else the same version from the package index."""
-    distribution = metadata.distribution("lambda-mcp")
-    direct = distribution.read_text("direct_url.json")
-    if direct:
-        url = json.loads(direct).get("url", "")
-        parts = urlsplit(url)
-        if parts.scheme == "file" and (Path(unquote(parts.path)) / "src" / "lambda_mcp").is_dir():
-            return unquote(parts.path)
-    return f"lambda-mcp=={distribution.version}"
+def kit_reference(kit: Kit) -> str:
+    """What builds/kit/Makefile installs: the wheel beside it (a relative path), or the release by version."""
+    return kit.wheel_name or kit.requirement
 
 
 def _walk(root: Traversable, prefix: str = "") -> list[tuple[Traversable, str]]:

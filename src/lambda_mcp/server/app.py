@@ -3,34 +3,37 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Literal, TypeVar, overload
 
-from . import apps
+from . import _signature, apps
 from .changes import ChangeFeed
 from .completions import Completion
 from .lifespan import Lifespan, LifespanFunction
 from .middleware import Middleware
 from .prompts import Prompt, build_prompt
 from .resources import Resource, build_resource
-from .tools import Tool, build_tool
+from .tools import Tool, ToolDeclarations
 
 F = TypeVar("F", bound=Callable[..., Any])
 L = TypeVar("L", bound=LifespanFunction)
 M = TypeVar("M", bound=Middleware)
 
 
-class MCPApp:
+class MCPApp(ToolDeclarations):
     """An MCP server definition: identity, instructions, and the registered tools, resources and prompts.
 
     ```python
     app = MCPApp("weather", version="1.0.0", instructions="...")
 
-    @app.tool()
+    @app.tool
     def add(a: int, b: int) -> int:
         "Add two integers."
         return a + b
     ```
+
+    `@app.tool` and `@app.prompt` work bare or called (`@app.tool(title=...)`); `@app.resource` takes
+    the URI. A decorator used wrongly raises `TypeError` at once, saying what to write.
     """
 
     def __init__(
@@ -66,66 +69,7 @@ class MCPApp:
         """The app's lifespan, entered once per execution environment (`@app.lifespan`)."""
         self.middlewares: list[Middleware] = []
 
-    # -- decorators -----------------------------------------------------------------------
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: dict[str, Any] | None = None,
-        icons: list[dict[str, Any]] | None = None,
-        input_schema: dict[str, Any] | None = None,
-        output_schema: dict[str, Any] | None = None,
-        structured_output: bool = False,
-        meta: dict[str, Any] | None = None,
-        execution: dict[str, Any] | None = None,
-        task_support: Literal["forbidden", "optional", "required"] | None = None,
-        defer_task: bool = False,
-        scopes: Iterable[str] = (),
-        ui: str | None = None,
-        ui_visibility: Sequence[Literal["model", "app"]] | None = None,
-    ) -> Callable[[F], F]:
-        """Register a tool. The input schema comes from the type hints unless `input_schema` is given
-        (then it is served exactly as written and arguments are passed through unvalidated).
-
-        `task_support` (`execution.taskSupport`): `optional` tools run as tasks when the client
-        supports them and synchronously otherwise; `required` tools only run as tasks. With
-        `defer_task=True` the call runs inline (answering MRTR rounds) until the tool calls
-        `ctx.start_task()`.
-
-        `scopes`: OAuth scopes a caller's token must grant to see and call the tool (auth `jwt` or
-        `gateway`); a call without them is answered 403 `insufficient_scope`.
-
-        `ui`: the `ui://` resource (`@app.ui_resource`) an MCP Apps host renders for the tool's results;
-        `ui_visibility`: who may call it, `["model", "app"]` by default (`["app"]`: only the UI).
-        """
-        if task_support is not None:
-            execution = {**(execution or {}), "taskSupport": task_support}
-        if ui is not None:
-            meta = {**(meta or {}), **apps.tool_meta(ui, ui_visibility)}
-
-        def register(fn: F) -> F:
-            tool = build_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                input_schema=input_schema,
-                output_schema=output_schema,
-                structured_output=structured_output,
-                meta=meta,
-                execution=execution,
-            )
-            tool.defer_task = defer_task
-            tool.scopes = frozenset(scopes)
-            self.tools[tool.name] = tool
-            return fn
-
-        return register
-
+    # -- decorators (`@app.tool` comes from `ToolDeclarations`, in tools.py) ----------------
     def resource(
         self,
         uri: str,
@@ -148,10 +92,12 @@ class MCPApp:
         `ttl_ms` and `cache_scope`: how long a 2026 client may reuse a read of it, and whether that
         copy may serve other users (`public`) or only this one (`private`). Reads are not cached
         (`ttl_ms=0`) unless the resource says so; lists are, for the app's `list_ttl_ms`."""
+        _signature.needs_uri("resource", uri, "res://...")
         if ttl_ms < 0 or cache_scope not in ("private", "public"):
             raise ValueError("ttl_ms must be >= 0 and cache_scope 'private' or 'public'")
 
         def register(fn: F) -> F:
+            _signature.decorated(fn, f"@app.resource({uri!r})")
             resource = build_resource(
                 fn,
                 uri,
@@ -189,9 +135,11 @@ class MCPApp:
         the HTML document. `csp` (`connectDomains`, `resourceDomains`, `frameDomains`,
         `baseUriDomains`), `permissions` (`camera`, `microphone`, `geolocation`, `clipboardWrite`),
         `domain` and `prefers_border` go to the host in the content's `_meta.ui`."""
+        _signature.needs_uri("ui_resource", uri, "ui://...")
         content_meta = apps.resource_meta(uri, csp, permissions, domain, prefers_border)
 
         def register(fn: F) -> F:
+            _signature.decorated(fn, f"@app.ui_resource({uri!r})")
             self.resource(
                 uri,
                 name=name,
@@ -207,21 +155,44 @@ class MCPApp:
 
         return register
 
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+
+    @overload
     def prompt(
         self,
-        name: str | None = None,
+        name_: str | None = None,
+        /,
         *,
+        name: str | None = None,
         title: str | None = None,
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         arguments: dict[str, str] | None = None,
         scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a prompt; its arguments are the function's parameters (`arguments` adds descriptions).
-        `scopes`: OAuth scopes a caller needs to see and get it."""
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name_or_fn: str | Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        arguments: dict[str, str] | None = None,
+        scopes: Iterable[str] = (),
+    ) -> Callable[..., Any]:
+        """Register a prompt (`@app.prompt`, `@app.prompt()` or `@app.prompt("name", ...)`); its arguments
+        are the function's parameters, strings (`arguments` adds descriptions). `scopes`: OAuth scopes a
+        caller needs to see and get it."""
+        fn, name = _signature.named("prompt", name_or_fn, name)
 
         def register(fn: F) -> F:
+            _signature.decorated(fn, "@app.prompt()")
             prompt = build_prompt(
                 fn,
                 name=name,
@@ -235,7 +206,7 @@ class MCPApp:
             self.prompts[prompt.name] = prompt
             return fn
 
-        return register
+        return register if fn is None else register(fn)
 
     def completion(self) -> Callable[[F], F]:
         """Register `fn(ref, argument, context) -> list[str]` answering `completion/complete`; a parameter

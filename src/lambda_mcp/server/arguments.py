@@ -5,7 +5,8 @@ here without pydantic, which keeps pydantic's import (about 50 ms) off the cold 
 its schema is built by hand in pydantic's exact shape, and arguments that are already of the declared
 JSON type pass straight through. Any other value (a string for an `int`, a missing required argument)
 goes to the pydantic model, built on first need, so coercions and error messages are pydantic's in
-every case. Any other signature uses the pydantic model from the start.
+every case. Any other signature uses the pydantic model from the start, so a parameter type that has
+no JSON Schema is refused when the handler is declared, in one line naming the parameter and its type.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ class _Plain:
 class Arguments:
     """A handler's parameters (less its context): `schema` for listing, `validate` for calling."""
 
-    def __init__(self, fn: Callable[..., Any], hints: dict[str, Any], skip: str | None) -> None:
+    def __init__(self, fn: Callable[..., Any], hints: dict[str, Any], skip: str | None, owner: str = "handler") -> None:
+        """`owner` names the handler in a refusal (`tool 'add'`): `TypeError` for a parameter type that has
+        no JSON Schema."""
         self._fn, self._skip = fn, skip
         self._model: type[BaseModel] | None = None
         self._plain = _plain_parameters(fn, hints, skip)
-        self.schema = _plain_schema(self._plain) if self._plain is not None else _model_schema(self.model())
+        self.schema = _plain_schema(self._plain) if self._plain is not None else self._described(hints, owner)
 
     @property
     def plain(self) -> bool:
@@ -58,6 +61,12 @@ class Arguments:
 
             self._model = _signature.arguments_model(self._fn, self._skip)
         return self._model
+
+    def _described(self, hints: dict[str, Any], owner: str) -> dict[str, Any]:
+        try:
+            return _model_schema(self.model())
+        except Exception as exc:  # pydantic's own error is long and names neither the handler nor the parameter
+            raise TypeError(_unsupported(self._fn, hints, self._skip, owner, exc)) from None
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the handler, or `InvalidArguments`."""
@@ -152,6 +161,36 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema.pop("title", None)
     schema.setdefault("properties", {})
     return schema
+
+
+def _unsupported(fn: Callable[..., Any], hints: dict[str, Any], skip: str | None, owner: str, exc: Exception) -> str:
+    """One line naming the first parameter whose type has no JSON Schema (on the refusal path only)."""
+    from pydantic import ConfigDict, create_model
+
+    from ._signature import type_name
+
+    config = ConfigDict(arbitrary_types_allowed=True)
+    for name in inspect.signature(fn).parameters:
+        if name == skip:
+            continue
+        hint = hints.get(name, Any)
+        if isinstance(hint, str):  # a forward reference typing could not resolve
+            try:
+                eval(hint, getattr(fn, "__globals__", {}))  # noqa: S307 - an annotation, as typing evaluates it
+                continue
+            except Exception:
+                return (
+                    f"{owner}: parameter {name!r} has type {hint!r}, which names something not defined"
+                    " at the module level of its function"
+                )
+        try:
+            create_model("Parameter", __config__=config, value=(hint, ...)).model_json_schema()
+        except Exception:
+            return (
+                f"{owner}: parameter {name!r} has type {type_name(hint)}, which has no JSON Schema; use int, float,"
+                " str, bool, a Literal, an Enum, a list or dict of these, a pydantic model, a dataclass or a TypedDict"
+            )
+    return f"{owner}: the kit cannot describe its parameters as JSON Schema ({type(exc).__name__})"
 
 
 def _brief(exc: ValidationError) -> str:

@@ -54,6 +54,7 @@ class CallInfo:
     session_id: str | None = None
     principal: str | None = None
     scopes: frozenset[str] | None = None
+    """None under auth `none` (what dispatch reads); `ctx.scopes` is then empty."""
     task_id: str | None = None
     log_level: str | None = None
     """The level at and above which `ctx.log` sends (None: it sends nothing)."""
@@ -87,8 +88,9 @@ class Context:
         self.session_id = info.session_id
         self.principal = info.principal
         """Who is calling (`<issuer>#<subject>`, an IAM ARN, ...); None when auth is `none`."""
-        self.scopes = info.scopes
-        """The OAuth scopes the caller's token grants; None when auth is `none` (nothing is enforced)."""
+        self.scopes: frozenset[str] = info.scopes if info.scopes is not None else frozenset()
+        """The OAuth scopes the caller's token grants; empty under auth `none`, where no scope is enforced
+        (a tool declared with `scopes=` is listed and runs for anyone)."""
         self.task_id = info.task_id
         """The task this call runs as (on the worker), else None."""
         self._idempotency_key = info.idempotency_key

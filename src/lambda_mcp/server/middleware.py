@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RequestInfo:
     """One request as middleware sees it. `params` is the request's own dict: treat it as read-only,
     or pass `dataclasses.replace(request, params=...)` to `call_next`."""
@@ -39,9 +39,34 @@ class RequestInfo:
     session_id: str | None = None
     task_id: str | None = None
     """Set when the worker runs a task (the `tools/call` that created it already passed)."""
-    scopes: frozenset[str] | None = None
+    scopes: frozenset[str] = frozenset()
+    """The OAuth scopes the caller's token grants (as `ctx.scopes`); empty under auth `none`."""
     state: Any = None
     """What the app's lifespan yielded (as `ctx.state`)."""
+
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any],
+        principal: str | None,
+        era: Literal["legacy", "modern"],
+        protocol_version: str,
+        session_id: str | None = None,
+        task_id: str | None = None,
+        scopes: frozenset[str] | None = None,
+        state: Any = None,
+    ) -> None:
+        """As the dataclass's own, but `scopes=None` (auth `none`, for dispatch) becomes empty."""
+        set_ = object.__setattr__
+        set_(self, "method", method)
+        set_(self, "params", params)
+        set_(self, "principal", principal)
+        set_(self, "era", era)
+        set_(self, "protocol_version", protocol_version)
+        set_(self, "session_id", session_id)
+        set_(self, "task_id", task_id)
+        set_(self, "scopes", frozenset() if scopes is None else scopes)
+        set_(self, "state", state)
 
 
 CallNext = Callable[[RequestInfo], Awaitable[dict[str, Any]]]

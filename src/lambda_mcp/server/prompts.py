@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
 from ..protocol.errors import invalid_params
 from . import _signature
@@ -65,13 +67,23 @@ def build_prompt(
     meta: dict[str, Any] | None,
     argument_descriptions: dict[str, str] | None,
 ) -> Prompt:
-    ctx_param = _signature.context_parameter(fn, _signature.type_hints(fn))
+    """The prompt `fn` serves; `TypeError` (one line, naming the prompt) for `*args`, `**kwargs` or a
+    parameter annotated with a type other than `str`: prompt arguments arrive as strings."""
+    hints = _signature.type_hints(fn)
+    ctx_param = _signature.context_parameter(fn, hints)
     prompt_name = name or fn.__name__
+    _signature.refuse_variadic(fn, f"prompt {prompt_name!r}")
     arguments: list[dict[str, Any]] = []
     required: list[str] = []
     for param in inspect.signature(fn).parameters.values():
-        if param.name == ctx_param or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        if param.name == ctx_param:
             continue
+        if not _takes_string(hints.get(param.name, Any)):
+            raise TypeError(
+                f"prompt {prompt_name!r}: parameter {param.name!r} has type"
+                f" {_signature.type_name(hints[param.name])}, but prompt arguments arrive as strings:"
+                " annotate it str (or leave it unannotated) and convert it in the prompt"
+            )
         arg: dict[str, Any] = {"name": param.name}
         if argument_descriptions and param.name in argument_descriptions:
             arg["description"] = argument_descriptions[param.name]
@@ -92,3 +104,18 @@ def build_prompt(
     if meta:
         definition["_meta"] = meta
     return Prompt(fn=fn, name=prompt_name, definition=definition, context_param=ctx_param, required=tuple(required))
+
+
+def _takes_string(hint: Any) -> bool:
+    """Whether a parameter annotated `hint` accepts the string a prompt argument is (an annotation typing
+    could not resolve is left alone, as before)."""
+    if hint is Any or hint is str or isinstance(hint, str):
+        return True
+    origin, members = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        return _takes_string(members[0])
+    if origin is Literal:
+        return all(isinstance(member, str) for member in members)
+    if origin in (Union, types.UnionType):
+        return all(member is type(None) or _takes_string(member) for member in members)
+    return False

@@ -8,9 +8,18 @@ tool-enabled request (2025-11-25 and later, with the client's `sampling.tools` c
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+_ATTRIBUTES = {
+    "content": "result.content (the block or blocks, as sent) or result.text (their text)",
+    "role": "result.role",
+    "model": "result.model",
+    "stopReason": "result.stop_reason",
+}
+"""What to write instead of `result["<key>"]`, the dict `ctx.sample` returned before `Sampled`."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,21 @@ class Sampled:
         """The `tool_use` blocks (`{id, name, input}`) of a tool-enabled request."""
         return [block for block in self.blocks if block.get("type") == "tool_use"]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """Deprecated: `ctx.sample` returned the result dict before `Sampled`; read the attributes instead."""
+        _warn_dict_style(f"result.get({key!r})", _ATTRIBUTES.get(key, f"result.raw.get({key!r})"))
+        return self.raw.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        """Deprecated, as `get`."""
+        _warn_dict_style(f"result[{key!r}]", _ATTRIBUTES.get(key, f"result.raw[{key!r}]"))
+        return self.raw[key]
+
+    def __contains__(self, key: object) -> bool:
+        """Deprecated, as `get`."""
+        _warn_dict_style(f"{key!r} in result", f"{key!r} in result.raw")
+        return key in self.raw
+
     @classmethod
     def of(cls, raw: dict[str, Any]) -> Sampled:
         content = raw.get("content")
@@ -54,6 +78,15 @@ class Sampled:
             stop_reason=stop if isinstance(stop, str) else None,
             raw=raw,
         )
+
+
+def _warn_dict_style(written: str, instead: str) -> None:
+    warnings.warn(
+        f"ctx.sample() returns a Sampled, not a dict: instead of {written} write {instead}"
+        " (.raw is the whole result dict; dict-style access works until 0.3)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def sampling_params(

@@ -1,4 +1,4 @@
-"""Registered tools: the definition clients list, argument validation, and result conversion."""
+"""Tools: declaring them (`@app.tool`), the definition clients list, argument validation, and result conversion."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ..observe.invocation import count, milliseconds
 from ..protocol.errors import KitFailure, MCPError
-from . import _signature
+from . import _signature, apps
 from ._models import loaded_pydantic, loaded_wire_types
 from .arguments import Arguments, InvalidArguments
 from .context import Context
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 logger = logging.getLogger("lambda_mcp")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass
@@ -111,6 +112,104 @@ class Tool:
         return {"content": to_content(value)}
 
 
+class ToolDeclarations:
+    """`@app.tool`: how `MCPApp` declares tools (kept in its `tools`)."""
+
+    tools: dict[str, Tool]
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        name_: str | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        structured_output: bool = False,
+        meta: dict[str, Any] | None = None,
+        execution: dict[str, Any] | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
+        scopes: Iterable[str] = (),
+        ui: str | None = None,
+        ui_visibility: Sequence[Literal["model", "app"]] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name_or_fn: str | Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        structured_output: bool = False,
+        meta: dict[str, Any] | None = None,
+        execution: dict[str, Any] | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
+        scopes: Iterable[str] = (),
+        ui: str | None = None,
+        ui_visibility: Sequence[Literal["model", "app"]] | None = None,
+    ) -> Callable[..., Any]:
+        """Register a tool: `@app.tool`, `@app.tool()` or `@app.tool("name", ...)`. The input schema comes
+        from the type hints unless `input_schema` is given (then it is served exactly as written and
+        arguments are passed through unvalidated). A misuse, or a parameter the kit cannot serve
+        (`*args`, `**kwargs`, a type without JSON Schema), is a `TypeError` at once.
+
+        `task_support` (`execution.taskSupport`): `optional` tools run as tasks when the client
+        supports them and synchronously otherwise; `required` tools only run as tasks. With
+        `defer_task=True` the call runs inline (answering MRTR rounds) until the tool calls
+        `ctx.start_task()`.
+
+        `scopes`: OAuth scopes a caller's token must grant to see and call the tool (auth `jwt` or
+        `gateway`); a call without them is answered 403 `insufficient_scope`. Under auth `none` they
+        are not enforced (a warning at start says so).
+
+        `ui`: the `ui://` resource (`@app.ui_resource`) an MCP Apps host renders for the tool's results;
+        `ui_visibility`: who may call it, `["model", "app"]` by default (`["app"]`: only the UI).
+        """
+        fn, name = _signature.named("tool", name_or_fn, name)
+        if task_support is not None:
+            execution = {**(execution or {}), "taskSupport": task_support}
+        if ui is not None:
+            meta = {**(meta or {}), **apps.tool_meta(ui, ui_visibility)}
+
+        def register(fn: F) -> F:
+            _signature.decorated(fn, "@app.tool()")
+            tool = build_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured_output=structured_output,
+                meta=meta,
+                execution=execution,
+            )
+            tool.defer_task = defer_task
+            tool.scopes = frozenset(scopes)
+            self.tools[tool.name] = tool
+            return fn
+
+        return register if fn is None else register(fn)
+
+
 def error_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
@@ -152,10 +251,15 @@ def build_tool(
     meta: dict[str, Any] | None,
     execution: dict[str, Any] | None,
 ) -> Tool:
+    """The tool `fn` serves; `TypeError` (one line, naming the tool) for a signature it cannot serve:
+    `*args`, `**kwargs` (allowed with an explicit `input_schema`) or a type that has no JSON Schema."""
     hints = _signature.type_hints(fn)
     ctx_param = _signature.context_parameter(fn, hints)
     tool_name = name or fn.__name__
-    args = Arguments(fn, hints, ctx_param) if input_schema is None else None
+    owner = f"tool {tool_name!r}"
+    if input_schema is None:
+        _signature.refuse_variadic(fn, owner)
+    args = Arguments(fn, hints, ctx_param, owner) if input_schema is None else None
     schema = args.schema if args is not None else input_schema or {}
     definition: dict[str, Any] = {"name": tool_name, "inputSchema": schema}
     if title:
@@ -172,8 +276,14 @@ def build_tool(
         from pydantic import TypeAdapter
 
         returns = hints.get("return", Any)
-        adapter = TypeAdapter(returns)
-        derived = adapter.json_schema()
+        try:
+            adapter = TypeAdapter(returns)
+            derived = adapter.json_schema()
+        except Exception:
+            raise TypeError(
+                f"{owner}: its return type {_signature.type_name(returns)} has no JSON Schema, which"
+                " structured_output=True needs; return a pydantic model, a dataclass, a TypedDict or JSON types"
+            ) from None
         if derived.get("type") != "object":
             defs = derived.pop("$defs", None)
             derived = {"type": "object", "properties": {"result": derived}, "required": ["result"]}

@@ -10,6 +10,9 @@ async def test_forecast() -> None:  # with pytest's anyio plugin: @pytest.mark.a
         result = await client.call_tool("forecast", {"city": "Lisbon"})
         assert not result.is_error and "Lisbon" in result.text
 ```
+
+`Client(app, scopes=["reports:read"])` (or `principal=...`) calls as that caller, its scopes enforced as
+under auth `jwt`; `raise_exceptions=True` raises a handler's unexpected exception in the test.
 """
 
 from .client import Client

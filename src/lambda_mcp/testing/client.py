@@ -2,7 +2,8 @@
 
 The 2026-07-28 wire (the default) sends stateless requests and answers `InputRequiredResult` rounds
 with the handlers; a legacy revision opens a session and answers the server's requests on each call's
-SSE stream. Tasks run in this process, as under `lambda-mcp dev`.
+SSE stream. Tasks run in this process, as under `lambda-mcp dev`. Given a principal or scopes, the kit
+authenticates every request as that caller and enforces scopes as under auth `jwt`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from ..config import Settings
 from ..kit import Kit, build_kit
@@ -22,6 +23,8 @@ from ..protocol.names import TASKS_EXTENSION
 from ..server.app import MCPApp
 from ..transport.headers import client_headers
 from ._asgi import Response, exchange
+from ._caller import caller, present, settings_for
+from ._raising import Catcher
 from .results import RequestFailed, ToolResult
 
 MODERN = revisions.MODERN
@@ -44,7 +47,14 @@ class Client:
       text, or a `CreateMessageResult`. `roots`: the client's root URIs. Each declares its capability;
       a handler may be sync or async, and an exception it raises goes to the server as an error.
     - `tasks`: declare task support (the 2026 extension; the 2025-11-25 capability).
-    - `lifespan`: enter the app's lifespan for the block (as a server's start-up would).
+    - the app's lifespan is entered for the block (as a server's start-up would).
+    - `principal`, `scopes`: the caller every request comes from, its scopes enforced as under auth `jwt`
+      (what it lacks a scope for is absent from the lists, and naming it fails with a 403
+      `RequestFailed`). `scopes` alone calls as `"test-client"`; `principal` alone holds no scopes.
+      Without either, auth is `none`: nothing is enforced.
+    - `raise_exceptions`: a handler's unexpected exception (the client would see "failed unexpectedly" or
+      an internal error) is raised in the test instead, with its own type and traceback; a `ToolError`
+      is still an error result.
     """
 
     def __init__(
@@ -58,15 +68,21 @@ class Client:
         tasks: bool = True,
         capabilities: dict[str, Any] | None = None,
         settings: Settings | None = None,
+        principal: str | None = None,
+        scopes: Sequence[str] | None = None,
+        raise_exceptions: bool = False,
     ) -> None:
         if protocol_version not in revisions.SUPPORTED:
             raise ValueError(f"unknown protocol version {protocol_version!r}; use {MODERN} or one of {LEGACY}")
         self.app = app
         self.protocol_version = protocol_version
-        self.kit: Kit = build_kit(
-            app, settings or Settings(state_key=secrets.token_bytes(32)), streaming=True, local=True
-        )
+        self.identity = caller(principal, scopes)
+        settings = settings_for(settings or Settings(state_key=secrets.token_bytes(32)), self.identity)
+        self.kit: Kit = build_kit(app, settings, streaming=True, local=True)
+        if self.identity is not None:
+            present(self.kit, self.identity)
         self.asgi = self.kit.asgi()
+        self._catcher = Catcher() if raise_exceptions else None
         self.on_elicit = elicitation_handler
         self.on_sample = sampling_handler
         self.roots = [{"uri": r} if isinstance(r, str) else dict(r) for r in roots] if roots is not None else None
@@ -103,6 +119,8 @@ class Client:
 
     # -- lifecycle ------------------------------------------------------------------------
     async def __aenter__(self) -> Client:
+        if self._catcher is not None:
+            self._catcher.install()
         await self.app.lifespans.start()
         if self.modern:
             self.server = await self.request("server/discover")
@@ -122,13 +140,17 @@ class Client:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        if self.session_id is not None:
-            await exchange(self.asgi, "DELETE", self._headers(None, {}), b"")
-        if self.kit.task_runtime is not None:
-            close = getattr(self.kit.task_runtime.executor, "close", None)
-            if close is not None:
-                await close()
-        await self.app.lifespans.stop()
+        try:
+            if self.session_id is not None:
+                await exchange(self.asgi, "DELETE", self._headers(None, {}), b"")
+            if self.kit.task_runtime is not None:
+                close = getattr(self.kit.task_runtime.executor, "close", None)
+                if close is not None:
+                    await close()
+            await self.app.lifespans.stop()
+        finally:
+            if self._catcher is not None:
+                self._catcher.remove()
 
     # -- tools, resources, prompts --------------------------------------------------------
     async def list_tools(self) -> list[dict[str, Any]]:
@@ -143,9 +165,19 @@ class Client:
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list("prompts/list", "prompts")
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, task: bool = False) -> ToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, task: bool | Literal["auto"] = "auto"
+    ) -> ToolResult:
         """The tool's result. `task=True` runs it as a task and waits for its result; a 2026 server that
-        answers a task anyway (a task-capable tool) is polled the same way."""
+        answers a task anyway (a task-capable tool) is polled the same way. `"auto"` (the default) is
+        `True` for a tool declared `task_support="required"` on 2025-11-25, which accepts it only as a task."""
+        if task == "auto":
+            tool = self.app.tools.get(name)
+            task = (
+                tool is not None
+                and tool.task_support == "required"
+                and revisions.has_legacy_tasks(self.protocol_version)
+            )
         if task:
             return await self.task_result((await self.start_task(name, arguments))["taskId"])
         raw = await self.request("tools/call", {"name": name, "arguments": arguments or {}})
@@ -215,12 +247,27 @@ class Client:
         params = dict(params or {})
         for _ in range(MAX_ROUNDS):
             message = {"jsonrpc": "2.0", "id": self._next_id(), "method": method, "params": self._with_meta(params)}
-            result = _result(await self._post(message))
+            result = self._checked(method, params, await self._post(message))
             if result.get("resultType") != "input_required":
                 return result
             params["inputResponses"] = await self._answer_all(result.get("inputRequests") or {})
             params["requestState"] = result.get("requestState")
         raise RequestFailed({"code": 0, "message": f"{method} still needed input after {MAX_ROUNDS} rounds"})
+
+    def _checked(self, method: str, params: dict[str, Any], response: Response) -> dict[str, Any]:
+        """The response's result, after raising what the kit caught serving it (`raise_exceptions`); a 403
+        names the scopes the operation needs."""
+        if self._catcher is not None:
+            self._catcher.raise_caught()
+        try:
+            return _result(response)
+        except RequestFailed as failed:
+            if response.status != 403 or self.identity is None:
+                raise
+            needed = self.app.scopes_for(method, params) | frozenset(self.kit.settings.auth_scopes)
+            held = ", ".join(sorted(self.identity.scopes or ())) or "none"
+            detail = f"{failed.message} ({method} needs scopes {', '.join(sorted(needed))}; the client has {held})"
+            raise RequestFailed({"code": failed.code, "message": detail, "data": failed.data}, status=403) from None
 
     def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
         if not self.modern:
@@ -246,7 +293,10 @@ class Client:
         body = json.dumps(message).encode()
         method = message.get("method")
         headers = self._headers(method if isinstance(method, str) else None, message.get("params") or {})
-        return await exchange(self.asgi, "POST", headers, body, self._on_message)
+        if self._catcher is None:
+            return await exchange(self.asgi, "POST", headers, body, self._on_message)
+        with self._catcher.serving():
+            return await exchange(self.asgi, "POST", headers, body, self._on_message)
 
     def _headers(self, method: str | None, params: dict[str, Any]) -> dict[str, str]:
         headers = {
@@ -309,8 +359,9 @@ async def _call(handler: Callable[..., Any], *args: Any) -> Any:
 def _result(response: Response) -> dict[str, Any]:
     final = next((m for m in reversed(response.messages) if "result" in m or "error" in m), None)
     if final is None:
-        raise RequestFailed({"code": response.status, "message": response.body.decode(errors="replace")[:500]})
+        text = response.body.decode(errors="replace")[:500]
+        raise RequestFailed({"code": response.status, "message": text}, status=response.status)
     if "error" in final:
-        raise RequestFailed(final["error"])
+        raise RequestFailed(final["error"], status=response.status)
     result: dict[str, Any] = final["result"]
     return result

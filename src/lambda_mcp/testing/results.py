@@ -7,13 +7,15 @@ from typing import Any
 
 
 class RequestFailed(Exception):
-    """The server answered a JSON-RPC error (`code`, `message`, `data`)."""
+    """The server answered a JSON-RPC error (`code`, `message`, `data`), with the response's HTTP `status`
+    (403: the client lacks a scope the operation needs)."""
 
-    def __init__(self, error: dict[str, Any]) -> None:
+    def __init__(self, error: dict[str, Any], *, status: int | None = None) -> None:
         super().__init__(f"{error.get('code')}: {error.get('message')}")
         self.code = error.get("code")
         self.message = str(error.get("message", ""))
         self.data = error.get("data")
+        self.status = status
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,11 @@ class Access:
             self._guard = guard_for(self.settings, self.issuer_documents)
         return self._guard
 
+    @guard.setter
+    def guard(self, guard: Guard) -> None:
+        """Authenticate with `guard` instead (the test client's fixed caller)."""
+        self._guard = guard
+
     @property
     def issuer_documents(self) -> Issuer | None:
         """The configured authorization server's metadata and keys (one per kit, shared with the guard)."""

@@ -29,11 +29,10 @@ from ..protocol.limits import MAX_ANSWER_BYTES, MAX_BATCH, MAX_SESSION_ID_CHARS,
 from ..server.app import MCPApp
 from ..storage.ports import SessionStore
 from ..storage.records import SessionRecord
-from . import headers as mcp_headers
 from . import security
 from .access import Access
 from .changes import LIST_FLAGS, readable
-from .era import is_modern, modern_meta
+from .era import is_modern, modern_request
 from .inbound import (
     Answered,
     Batch,
@@ -147,10 +146,11 @@ class Front:
             return accepted()
         params = message.params or {}
         try:
-            version, capabilities = modern_meta(request, params)
             name = params.get("name") if message.method == "tools/call" else None
             tool = self.app.tools.get(name) if isinstance(name, str) else None
-            mcp_headers.validate(request.headers, message.method, params, tool.header_params if tool else None)
+            version, capabilities = modern_request(
+                request, message.method, params, tool.header_params if tool else None
+            )
         except MCPError as exc:
             return error_reply(exc.http_status or 400, exc.code, exc.message, message.id, exc.data)
         if message.method == "subscriptions/listen":

@@ -1,0 +1,56 @@
+"""The test client's caller: a fixed principal and scopes that a kit authenticates every request as, so
+scopes are enforced by the kit's own checks exactly as under auth `jwt` (hidden from lists, 403 on use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from ..auth.guard import Denied
+from ..auth.identity import Identity
+from ..config import Settings
+from ..kit import Kit
+
+DEFAULT_PRINCIPAL = "test-client"
+"""The principal of a client given `scopes` without a `principal`."""
+
+
+class FixedCaller:
+    """A guard (`auth.guard.Guard`) that lets every request through as one identity, refusing (403) only
+    when the identity lacks a scope the settings require of every request (`LAMBDA_MCP_AUTH_SCOPES`)."""
+
+    mode = "test"
+
+    def __init__(self, identity: Identity, required: frozenset[str]) -> None:
+        self.identity = identity
+        self.required = required
+
+    async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
+        if self.identity.missing(self.required):
+            raise Denied(403, "the token lacks a scope this server requires", "insufficient_scope", self.required)
+        return self.identity
+
+
+def caller(principal: str | None, scopes: Iterable[str] | None) -> Identity | None:
+    """The identity a client presents: None (auth `none`, nothing enforced) unless given a principal or
+    scopes; a principal alone holds no scopes, as a token without a `scope` claim."""
+    if principal is None and scopes is None:
+        return None
+    if isinstance(scopes, str):
+        raise TypeError(f"scopes must be a list of scope names, not the string {scopes!r}")
+    if principal is not None and (not isinstance(principal, str) or not principal):
+        raise ValueError(f"principal must be a non-empty string, not {principal!r}")
+    return Identity(principal if principal is not None else DEFAULT_PRINCIPAL, frozenset(scopes or ()))
+
+
+def settings_for(settings: Settings, identity: Identity | None) -> Settings:
+    """The kit's settings: with a caller, auth `none` becomes `gateway` (someone in front of the kit
+    authenticated the caller; the kit enforces its scopes), so the kit does not warn that scopes go
+    unenforced. The guard `present` installs replaces the mode's own either way."""
+    return replace(settings, auth="gateway") if identity is not None and settings.auth == "none" else settings
+
+
+def present(kit: Kit, identity: Identity) -> None:
+    """Make `kit` authenticate every request as `identity`."""
+    kit.access.guard = FixedCaller(identity, frozenset(kit.settings.auth_scopes))
