@@ -329,9 +329,9 @@ def test_a_task_only_tool_is_run_as_a_task_and_its_elicitation_asked(tmp_path: P
         assert "Approve?" in approved.stderr
         refused = run("call", process.url, "approval_job", *version, stdin="d\n")
         assert refused.stdout == "approved=None\n"
-        slow = run("call", process.url, "until_cancelled", "-a", '{"seconds": 5}', "--timeout", "1", *version)
+        slow = run("call", process.url, "until_cancelled", "-a", '{"seconds": 2}', "--timeout", "1", *version)
         if era == ERAS[0]:  # the kit makes an optional-task tool a task for a client declaring the extension
-            assert (slow.returncode, slow.stdout) == (0, "finished\n"), slow.stderr  # polled: no read waits 5 s
+            assert (slow.returncode, slow.stdout) == (0, "finished\n"), slow.stderr  # polled: no read waits 2 s
         else:
             assert "no answer" in one_line_failure(slow, 2) and "--timeout" in slow.stderr
     finally:
