@@ -1,19 +1,28 @@
 """Benchmark lambda-mcp against the official MCP Python SDK behind AWS Lambda.
 
 Prints figures; it is not a test. Both stacks serve the same one-tool app
-(`bench/apps/`) through their Lambda handler fed API Gateway v2 events:
+(`bench/apps/`). The headline is the deployed shape (issue 25):
 
-* cold init: fresh `python -c` processes, alternating stacks, timing the
-  import of the entrypoint plus the first `tools/call`;
-* warm: one process per stack per round, alternating, timing a few hundred
-  `tools/call`s over direct ASGI (both stacks) and through Mangum (lambda-mcp
-  only: the SDK's session manager refuses a second Mangum invocation);
-* import: `python -X importtime` totals and the heaviest modules.
+* lambda-mcp as template.yaml deploys it: state in DynamoDB (DynamoDB Local,
+  or moto server, on 127.0.0.1; a legacy `initialize` really writes its
+  session), Powertools Logger and Metrics on (one JSON log line with EMF per
+  request, written to the child's stdout, a pipe the parent drains), called
+  through its Lambda handler (Mangum) with API Gateway v2 events;
+* the SDK as a user deploys it: `streamable_http_app(stateless_http=True,
+  json_response=True)`, logging at INFO (`logging.basicConfig`), served over
+  direct ASGI when warm (its Mangum handler cannot serve twice);
+* three requests: a 2026-07-28 `tools/call`, a legacy (2025-11-25)
+  `initialize`, and a legacy `tools/call` (on lambda-mcp inside a session);
+* cold: fresh processes, import + first request, and resident memory after
+  it; warm: p50 and p99 per request.
 
-Every response is checked (HTTP 200, JSON-RPC result with `content` = "3");
-any failure stops the run with a nonzero exit. Missing a target does not.
+The earlier rows (lambda-mcp with no state configured, without observability,
+and the SDK with its INFO lines off) follow as secondary lines, and the
+`-X importtime` breakdown last. Every response is checked (HTTP 200, the
+expected JSON-RPC result); any failure stops the run with a nonzero exit.
+Missing a target does not.
 
-Usage: python bench/run.py [--cold-runs N] [--warm-requests M] [--warm-rounds R]
+Usage: python bench/run.py [--cold-runs N] [--warm-requests M] [--warm-rounds R] [--repeat K]
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +48,13 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 APPS = BENCH / "apps"
 DOMAIN = "abc123defg.execute-api.us-east-1.amazonaws.com"
-TARGETS = {"cold": 0.20, "warm": 0.10}  # issue 14 (issue 2 set 0.35 and 0.25)
+# issue 25 (issue 14 set cold 0.20 and warm 0.10 on the bare shape; issue 2 set 0.35 and 0.25)
+TARGETS = {"cold": 0.20, "cold_initialize": 0.45, "warm": 0.10}
+TABLE = "bench-state"
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
+Check = Callable[[int, str | bytes], str | None]
+RESULT = "BENCH_RESULT "  # prefix of a child's result line (its other stdout lines are log lines)
 
 
 class BenchError(Exception):
@@ -53,7 +66,7 @@ class BenchError(Exception):
 
 @dataclass(frozen=True)
 class Wire:
-    """One way of sending `tools/call add(1, 2)` without any prior handshake."""
+    """One request: `tools/call add(1, 2)` on some protocol revision, or a legacy `initialize`."""
 
     key: str
     description: str
@@ -84,33 +97,39 @@ WIRES = {
         "modern",
         "2026-07-28",
         True,
-        "2026-07-28 per-request envelope (mcp-method/mcp-name headers, _meta), no initialize",
+        "2026-07-28 tools/call: per-request envelope (mcp-method/mcp-name headers, _meta), no initialize",
     ),
     "legacy": _make_wire(
         "legacy",
         "2025-11-25",
         False,
-        "2025-11-25 plain tools/call on a stateless server, no initialize",
+        "2025-11-25 tools/call: the SDK's stateless server takes it bare; lambda-mcp inside a session"
+        " (Mcp-Session-Id from an untimed initialize; the session is read from DynamoDB)",
+    ),
+    "initialize": Wire(
+        "initialize",
+        "2025-11-25 initialize (lambda-mcp creates a session: one conditional PutItem)",
+        {"host": DOMAIN, "content-type": "application/json", "accept": "application/json, text/event-stream"},
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "b", "version": "1"},
+                },
+            }
+        ),
     ),
 }
 HEADLINE_WIRE = "modern"
-INITIALIZE = Wire(
-    "initialize",
-    "2025-11-25 initialize (creates a session: one conditional PutItem when state is in DynamoDB)",
-    {"host": DOMAIN, "content-type": "application/json", "accept": "application/json, text/event-stream"},
-    json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "b", "version": "1"},
-            },
-        }
-    ),
-)
+INITIALIZE = WIRES["initialize"]
+
+
+def with_session(wire: Wire, session_id: str) -> Wire:
+    return Wire(wire.key, wire.description, {**wire.headers, "mcp-session-id": session_id}, wire.body)
 
 
 def api_gw_v2_event(wire: Wire) -> dict[str, Any]:
@@ -169,12 +188,20 @@ def check_initialize(status: int, body: str | bytes) -> str | None:
     return None if version == "2025-11-25" else f"negotiated {version}"
 
 
+def check_for(wire: Wire) -> Check:
+    return check_initialize if wire.key == "initialize" else check_response
+
+
 def mangum_status_body(resp: dict[str, Any]) -> tuple[int, str]:
     """The status and decoded body of a Mangum API Gateway response."""
     body = resp.get("body") or ""
     if resp.get("isBase64Encoded"):
         body = base64.b64decode(body).decode()
     return int(resp["statusCode"]), body
+
+
+def session_header(headers: dict[str, Any] | None) -> str | None:
+    return {str(k).lower(): v for k, v in (headers or {}).items()}.get("mcp-session-id")
 
 
 # --- stacks --------------------------------------------------------------------------------
@@ -189,54 +216,65 @@ class Stack:
     env: dict[str, str]
     mangum_warm: bool  # can its Mangum handler serve more than one invocation?
     asgi_lifespan: bool  # must the ASGI lifespan be entered before serving?
+    deployed: bool = False  # headline: DynamoDB configured (lambda-mcp), logging as deployed (both)
+    sessions: bool = False  # lambda-mcp: a legacy tools/call needs a session (initialize first)
+    wires: tuple[str, ...] = (HEADLINE_WIRE,)  # timed warm (and, for headline stacks, cold)
+    observer: bool = False  # wrap direct ASGI calls in the entrypoint's observer (log line + EMF)
 
 
+KIT_ENV = {
+    "LAMBDA_MCP_APP": f"{APPS / 'lambda_mcp_app.py'}:app",
+    # Allowed host from config, as for the SDK: direct ASGI calls carry no Lambda event
+    # for lambda-mcp to take `requestContext.domainName` from.
+    "LAMBDA_MCP_ALLOWED_HOSTS": DOMAIN,
+    "LAMBDA_MCP_AUTH": "none",
+}
+ALL_WIRES = tuple(WIRES)
+KIT, SDK = "lambda-mcp", "sdk"
 STACKS = {
-    "lambda-mcp": Stack(
-        "lambda-mcp",
-        "lambda_mcp.entrypoints.http",
-        # Allowed host from config, as for the SDK: direct ASGI calls carry no
-        # Lambda event for lambda-mcp to take `requestContext.domainName` from.
-        {
-            "LAMBDA_MCP_APP": f"{APPS / 'lambda_mcp_app.py'}:app",
-            "LAMBDA_MCP_ALLOWED_HOSTS": DOMAIN,
-            "LAMBDA_MCP_AUTH": "none",
-        },
-        mangum_warm=True,
-        asgi_lifespan=False,
+    KIT: Stack(KIT, "lambda_mcp.entrypoints.http", KIT_ENV, True, False, True, True, ALL_WIRES, True),
+    SDK: Stack(SDK, "sdk_app", {"BENCH_ALLOWED_HOSTS": DOMAIN}, False, True, True, False, ALL_WIRES),
+    # secondary: the shapes of the earlier headline (before the lazy storage clients)
+    "lambda-mcp-nostate": Stack(
+        "lambda-mcp-nostate", "lambda_mcp.entrypoints.http", KIT_ENV, True, False, observer=True
     ),
-    "lambda-mcp-bare": Stack(
-        "lambda-mcp-bare",
-        "lambda_mcp_bare",
-        {
-            "LAMBDA_MCP_APP": f"{APPS / 'lambda_mcp_app.py'}:app",
-            "LAMBDA_MCP_ALLOWED_HOSTS": DOMAIN,
-            "LAMBDA_MCP_AUTH": "none",
-        },
-        mangum_warm=True,
-        asgi_lifespan=False,
+    "lambda-mcp-bare": Stack("lambda-mcp-bare", "lambda_mcp_bare", KIT_ENV, True, False),
+    "sdk-quiet": Stack(
+        "sdk-quiet", "sdk_app", {"BENCH_ALLOWED_HOSTS": DOMAIN, "BENCH_SDK_LOG_LEVEL": "WARNING"}, False, True
     ),
-    "sdk": Stack(
-        "sdk",
-        "sdk_app",
-        {"BENCH_ALLOWED_HOSTS": DOMAIN},
-        mangum_warm=False,
-        asgi_lifespan=True,
-    ),
+}
+DEPLOYED_ENV: dict[str, str] = {}  # lambda-mcp's state settings, filled in once the local DynamoDB is up
+# What a Lambda function's environment has, and template.yaml's Globals: Powertools' service name and
+# the kit's metrics namespace; the log level Lambda sets from LoggingConfig (ApplicationLogLevel INFO).
+LOGGING_ENV = {
+    "POWERTOOLS_SERVICE_NAME": "bench",
+    "LAMBDA_MCP_METRICS_NAMESPACE": "bench",
+    "AWS_LAMBDA_LOG_LEVEL": "INFO",
+    "AWS_LAMBDA_LOG_FORMAT": "JSON",
+    # the Lambda runtime (awslambdaric) makes stdout and stderr unbuffered: every log line is a write
+    "PYTHONUNBUFFERED": "1",
 }
 
 
 def child_env(stack: Stack) -> dict[str, str]:
-    """Environment for a stack's subprocess: fake Lambda variables, `src` and `bench/apps` on the path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAMBDA_MCP_", "PYTHON"))}
+    """Environment for a stack's subprocess: fake Lambda variables and credentials, `src` and
+    `bench/apps` on the path; the deployed settings for headline stacks."""
+    drop = ("LAMBDA_MCP_", "PYTHON", "AWS_", "POWERTOOLS_", "LOG_LEVEL")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env |= {
         "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(APPS)]),
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
         "AWS_LAMBDA_FUNCTION_NAME": "bench",
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024",
     }
-    return env | stack.env
+    env |= stack.env
+    if stack.deployed:
+        env |= LOGGING_ENV | (DEPLOYED_ENV if stack.key == KIT else {})
+    return env
 
 
 class FakeLambdaContext:
@@ -254,11 +292,46 @@ class FakeLambdaContext:
         return 30_000
 
 
+@contextlib.contextmanager
+def local_dynamodb() -> Any:
+    """Yield (engine, endpoint, boto3 client) of a local DynamoDB on 127.0.0.1 with the state table made:
+    DynamoDB Local from .cache/ddb-local (bench/_local.py), else moto server."""
+    sys.path.insert(0, str(REPO / "src"))
+    sys.path.insert(0, str(BENCH))
+    import boto3
+    from _local import DYNAMODB_LOCAL, start_dynamodb_local
+
+    from lambda_mcp.local import aws
+
+    with contextlib.ExitStack() as stack:
+        if list(DYNAMODB_LOCAL.glob("dynamodb_local_*/DynamoDBLocal.jar")):
+            engine, endpoint = "DynamoDB Local", start_dynamodb_local(stack)
+        else:
+            local = aws.start(None, engine="moto")
+            stack.callback(local.stop)
+            engine, endpoint = "moto server", local.endpoint
+        aws.configure(endpoint, TABLE)  # creates the table (and sets this process's env, unused by children)
+        client = boto3.client(
+            "dynamodb",
+            region_name="us-east-1",
+            endpoint_url=endpoint,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        yield engine, endpoint, client
+
+
+def count_items(client: Any) -> int:
+    """Items in the state table (proof that the legacy initializes wrote their sessions)."""
+    return sum(int(page["Count"]) for page in client.get_paginator("scan").paginate(TableName=TABLE, Select="COUNT"))
+
+
 # --- subprocess helpers --------------------------------------------------------------------
 
 
 def run_child(stack: Stack, args: list[str]) -> tuple[str, str, float]:
-    """Run `python ARGS` for a stack; return stdout, stderr and spawn-to-exit seconds."""
+    """Run `python ARGS` for a stack; return stdout, stderr and spawn-to-exit seconds. Both are pipes
+    drained by this process: a stack's log lines are really written, as on Lambda."""
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, *args],
@@ -274,8 +347,21 @@ def run_child(stack: Stack, args: list[str]) -> tuple[str, str, float]:
     return proc.stdout, proc.stderr, wall
 
 
+def child_result(stack: Stack, out: str) -> Any:
+    lines = [line for line in out.splitlines() if line.startswith(RESULT)]
+    if not lines:
+        raise BenchError(f"{stack.key}: no result line in the child's output\n{out[-2000:]}")
+    return json.loads(lines[-1][len(RESULT) :])
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank) of xs."""
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
 # --- cold ----------------------------------------------------------------------------------
@@ -288,7 +374,12 @@ _t1 = time.perf_counter()
 _resp = _entry.handler({event!r}, FakeLambdaContext())
 _t2 = time.perf_counter()
 import json
-_out = {{"import_s": _t1 - _t0, "first_call_s": _t2 - _t1,
+_rss_kb = 0
+with open("/proc/self/status") as _f:
+    for _line in _f:
+        if _line.startswith("VmRSS:"):
+            _rss_kb = int(_line.split()[1])
+_out = {{"import_s": _t1 - _t0, "first_call_s": _t2 - _t1, "rss_kb": _rss_kb,
          "status": int(_resp["statusCode"]), "resp": {{**_resp, "statusCode": int(_resp["statusCode"])}}}}
 if {probe}:
     try:
@@ -296,87 +387,67 @@ if {probe}:
         _out["second"] = "served: status %s" % int(_r2["statusCode"])
     except BaseException as exc:
         _out["second"] = "raised %s: %s" % (type(exc).__name__, (str(exc).strip().splitlines() or [""])[-1])
-print(json.dumps(_out))
+print({marker!r} + json.dumps(_out))
 """
 
 CTX_SNIPPET = inspect.getsource(FakeLambdaContext)  # the cold child defines it too
+COLD_FIELDS = ("import_s", "first_call_s", "init_s", "wall_s", "rss_kb")
 
 
-def cold_once(
-    stack: Stack, wire: Wire, probe: bool = False, check: Callable[[int, str], str | None] = check_response
-) -> dict[str, Any]:
-    """One fresh process: import the entrypoint, serve the first request (`tools/call` by default), check it."""
-    code = COLD_SNIPPET.format(module=stack.module, event=api_gw_v2_event(wire), probe=probe)
+def cold_once(stack: Stack, wire: Wire, probe: bool = False) -> dict[str, Any]:
+    """One fresh process: import the entrypoint, serve the first request through the Lambda handler, check it."""
+    code = COLD_SNIPPET.format(module=stack.module, event=api_gw_v2_event(wire), probe=probe, marker=RESULT)
     out, _err, wall = run_child(stack, ["-c", CTX_SNIPPET + code])
-    result = json.loads(out.strip().splitlines()[-1])
+    result = child_result(stack, out)
     status, body = mangum_status_body(result["resp"])
-    if problem := check(status, body):
+    if problem := check_for(wire)(status, body):
         raise BenchError(
-            f"{stack.key} cold first call on {wire.key} wire: {problem}\n"
+            f"{stack.key} cold first request on {wire.key} wire: {problem}\n"
             f"request: {wire.headers} {wire.body}\nresponse: {result['resp']}"
         )
     result["wall_s"] = wall
+    result["init_s"] = result["import_s"] + result["first_call_s"]
     return result
 
 
 def python_startup(runs: int) -> float:
     """Median spawn-to-exit seconds of `python -c pass` (interpreter baseline)."""
-    walls = [run_child(STACKS["sdk"], ["-c", "pass"])[2] for _ in range(runs)]
+    walls = [run_child(STACKS["sdk-quiet"], ["-c", "pass"])[2] for _ in range(runs)]
     return median(walls)
 
 
-def bench_cold(runs: int) -> dict[str, Any]:
-    wire = WIRES[HEADLINE_WIRE]
-    probes = {key: cold_once(stack, wire, probe=True)["second"] for key, stack in STACKS.items()}
-    samples: dict[str, list[dict[str, Any]]] = {key: [] for key in STACKS}
-    order = list(STACKS)
+def cold_cases() -> list[tuple[str, str]]:
+    """(stack, wire) pairs measured cold: every wire on the headline stacks, the 2026 call on the rest."""
+    return [(key, wire) for key, stack in STACKS.items() for wire in (stack.wires if stack.deployed else ("modern",))]
+
+
+def bench_cold(runs: int, session_id: str) -> dict[str, Any]:
+    """Fresh processes, every case once per pass, the order reversed every other pass.
+
+    lambda-mcp's cold legacy tools/call is the first request of a new instance on an existing session
+    (`session_id`, made by an untimed process): it reads the session from DynamoDB."""
+    cases = cold_cases()
+    samples: dict[str, list[dict[str, Any]]] = {f"{k}/{w}": [] for k, w in cases}
     for i in range(runs):
-        for key in order if i % 2 == 0 else order[::-1]:
-            samples[key].append(cold_once(STACKS[key], wire))
-    stats: dict[str, Any] = {"probes": probes, "baseline_s": python_startup(runs)}
-    for key, rows in samples.items():
-        stats[key] = {field: median([row[field] for row in rows]) for field in ("import_s", "first_call_s", "wall_s")}
-        stats[key]["init_s"] = median([row["import_s"] + row["first_call_s"] for row in rows])
+        for key, wire_key in cases if i % 2 == 0 else cases[::-1]:
+            stack, wire = STACKS[key], WIRES[wire_key]
+            if stack.sessions and wire_key == "legacy":
+                wire = with_session(wire, session_id)
+            samples[f"{key}/{wire_key}"].append(cold_once(stack, wire))
+    stats: dict[str, Any] = {}
+    for case, rows in samples.items():
+        stats[case] = {f: median([row[f] for row in rows]) for f in COLD_FIELDS}
+        stats[case]["range_init_s"] = (min(r["init_s"] for r in rows), max(r["init_s"] for r in rows))
     return stats
 
 
-def bench_cold_dynamodb(runs: int) -> dict[str, Any]:
-    """Cold init of lambda-mcp with its DynamoDB adapters configured, against a local AWS API on 127.0.0.1.
-
-    Two first requests: a modern `tools/call` (stateless: no storage call, boto3 never imported)
-    and a legacy `initialize` (imports boto3, builds the client, one conditional PutItem).
-    """
-    sys.path.insert(0, str(REPO / "src"))
-    from lambda_mcp.local import aws
-
-    local = aws.start(None)
-    try:
-        env = {
-            "LAMBDA_MCP_TABLE_NAME": "bench-state",
-            "AWS_ENDPOINT_URL_DYNAMODB": local.endpoint,
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-        }
-        import boto3
-
-        from lambda_mcp.storage.dynamodb import create_table
-
-        credentials = {"aws_access_key_id": "bench", "aws_secret_access_key": "bench"}
-        client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=local.endpoint, **credentials)
-        create_table(client, "bench-state")
-        base = STACKS["lambda-mcp"]
-        stack = Stack("lambda-mcp+dynamodb", base.module, {**base.env, **env}, True, False)
-        stats: dict[str, Any] = {"engine": local.engine}
-        for name, wire, check in (
-            ("tools_call", WIRES[HEADLINE_WIRE], check_response),
-            ("initialize", INITIALIZE, check_initialize),
-        ):
-            rows = [cold_once(stack, wire, check=check) for _ in range(runs)]
-            stats[name] = {f: median([r[f] for r in rows]) for f in ("import_s", "first_call_s", "wall_s")}
-            stats[name]["init_s"] = median([r["import_s"] + r["first_call_s"] for r in rows])
-        return stats
-    finally:
-        local.stop()
+def new_session() -> str:
+    """A legacy session in the state table, made by one untimed lambda-mcp process."""
+    result = cold_once(STACKS[KIT], INITIALIZE)
+    session_id = session_header(result["resp"].get("headers"))
+    if not session_id:
+        raise BenchError(f"lambda-mcp initialize returned no Mcp-Session-Id: {result['resp']}")
+    return session_id
 
 
 # --- warm (runs inside a worker subprocess) ------------------------------------------------
@@ -400,11 +471,12 @@ def asgi_scope(wire: Wire) -> dict[str, Any]:
     }
 
 
-async def asgi_call(app: ASGIApp, scope: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+async def asgi_call(app: ASGIApp, scope: dict[str, Any], body: bytes) -> tuple[int, bytes, dict[str, str]]:
     """One direct ASGI request, with Mangum's receive semantics (body, then disconnect after the reply)."""
     done = asyncio.Event()
     pending = [{"type": "http.request", "body": body, "more_body": False}]
     status = 0
+    headers: dict[str, str] = {}
     chunks: list[bytes] = []
 
     async def receive() -> dict[str, Any]:
@@ -417,13 +489,14 @@ async def asgi_call(app: ASGIApp, scope: dict[str, Any], body: bytes) -> tuple[i
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]
+            headers.update((k.decode().lower(), v.decode()) for k, v in message.get("headers", []))
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 done.set()
 
     await app(dict(scope), receive, send)
-    return status, b"".join(chunks)
+    return status, b"".join(chunks), headers
 
 
 class AsgiLifespan:
@@ -449,19 +522,44 @@ class AsgiLifespan:
         await self.task
 
 
-class Unsupported(Exception):
-    """A non-headline wire that a stack answers with an error."""
+def observed_asgi(entry: Any) -> ASGIApp:
+    """lambda-mcp's ASGI app inside its entrypoint's observer, as `Observer.http` wraps the Lambda handler:
+    an invocation record, then one JSON log line with EMF. Direct ASGI calls then log as deployed."""
+    from lambda_mcp.observe.invocation import invocation
+
+    observer, app = entry.lambda_observer(), entry.app
+
+    async def observed(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        status = 500
+
+        async def send_status(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        with invocation("bench-request", cold_start=observer.take_cold_start()) as record:
+            try:
+                await app(scope, receive, send_status)
+            finally:
+                observer.write(record, "request", status=status)
+
+    return observed
 
 
 def _verify(stack: Stack, wire: Wire, mode: str, status: int, body: str | bytes) -> None:
-    if problem := check_response(status, body):
+    if problem := check_for(wire)(status, body):
         detail = f"{stack.key} {mode} on {wire.key} wire: {problem}\nrequest: {wire.headers} {wire.body}\n"
-        detail += f"response: {status} {body!r}"
-        raise (BenchError if wire.key == HEADLINE_WIRE else Unsupported)(detail)
+        raise BenchError(detail + f"response: {status} {body!r}")
 
 
 def warm_mangum(stack: Stack, handler: Any, wire: Wire, n: int, warmup: int) -> list[float]:
-    event, ctx, times = api_gw_v2_event(wire), FakeLambdaContext(), []
+    ctx, times = FakeLambdaContext(), []
+    if stack.sessions and wire.key == "legacy":
+        resp = handler(api_gw_v2_event(INITIALIZE), ctx)
+        _verify(stack, INITIALIZE, "mangum", *mangum_status_body(resp))
+        wire = with_session(wire, session_header(resp.get("headers")) or "")
+    event = api_gw_v2_event(wire)
     for i in range(warmup + n):
         start = time.perf_counter()
         resp = handler(event, ctx)
@@ -473,10 +571,14 @@ def warm_mangum(stack: Stack, handler: Any, wire: Wire, n: int, warmup: int) -> 
 
 
 async def warm_asgi(stack: Stack, app: ASGIApp, wire: Wire, n: int, warmup: int) -> list[float]:
+    if stack.sessions and wire.key == "legacy":
+        status, out, headers = await asgi_call(app, asgi_scope(INITIALIZE), INITIALIZE.body.encode())
+        _verify(stack, INITIALIZE, "asgi", status, out)
+        wire = with_session(wire, headers.get("mcp-session-id", ""))
     scope, body, times = asgi_scope(wire), wire.body.encode(), []
     for i in range(warmup + n):
         start = time.perf_counter()
-        status, out = await asgi_call(app, scope, body)
+        status, out, _headers = await asgi_call(app, scope, body)
         elapsed = time.perf_counter() - start
         _verify(stack, wire, "asgi", status, out)
         if i >= warmup:
@@ -484,62 +586,50 @@ async def warm_asgi(stack: Stack, app: ASGIApp, wire: Wire, n: int, warmup: int)
     return times
 
 
-async def warm_asgi_all(stack: Stack, app: ASGIApp, n: int, warmup: int) -> dict[str, float | str]:
+async def warm_asgi_all(stack: Stack, app: ASGIApp, n: int, warmup: int) -> dict[str, list[float]]:
     """Every wire over direct ASGI, inside one lifespan (the SDK's can be entered only once)."""
-    out: dict[str, float | str] = {}
+    out: dict[str, list[float]] = {}
     async with AsgiLifespan(app) if stack.asgi_lifespan else contextlib.nullcontext():
-        for wire in WIRES.values():
-            try:
-                out[f"asgi/{wire.key}"] = median(await warm_asgi(stack, app, wire, n, warmup))
-            except Unsupported as exc:
-                out[f"asgi/{wire.key}"] = str(exc)
+        for key in stack.wires:
+            out[f"asgi/{key}"] = await warm_asgi(stack, app, WIRES[key], n, warmup)
     return out
 
 
 def warm_worker(stack_key: str, n: int, warmup: int) -> None:
-    """Worker entry: import a stack, time `n` calls per mode and wire, print JSON medians."""
+    """Worker entry: import a stack, time `n` requests per mode and wire, print every timing (JSON)."""
     stack = STACKS[stack_key]
-    handler = importlib.import_module(stack.module).handler
-    app: ASGIApp | None = getattr(handler, "app", None) or getattr(importlib.import_module(stack.module), "app", None)
+    entry = importlib.import_module(stack.module)
+    handler = entry.handler
+    app: ASGIApp | None = observed_asgi(entry) if stack.observer else getattr(entry, "app", None)
+    app = app or getattr(handler, "app", None)
     if app is None:
         raise BenchError(f"{stack.key}: handler {handler!r} exposes no ASGI `.app`")
-    out: dict[str, float | str] = {}
+    out: dict[str, list[float]] = {}
     if stack.mangum_warm:
-        for wire in WIRES.values():
-            try:
-                out[f"mangum/{wire.key}"] = median(warm_mangum(stack, handler, wire, n, warmup))
-            except Unsupported as exc:
-                out[f"mangum/{wire.key}"] = str(exc)
+        for key in stack.wires:
+            out[f"mangum/{key}"] = warm_mangum(stack, handler, WIRES[key], n, warmup)
     loop = asyncio.new_event_loop()  # private loop: Mangum keeps using its own
     try:
         out |= loop.run_until_complete(warm_asgi_all(stack, app, n, warmup))
     finally:
         loop.close()
-    print(json.dumps(out))
+    print(RESULT + json.dumps(out))
 
 
-def bench_warm(rounds: int, n: int, warmup: int) -> dict[str, dict[str, Any]]:
-    samples: dict[str, list[dict[str, Any]]] = {key: [] for key in STACKS}
+def bench_warm(rounds: int, n: int, warmup: int) -> dict[str, dict[str, dict[str, float]]]:
+    """p50 and p99 of every timed request, pooled over the rounds (one process per stack per round)."""
+    pooled: dict[str, dict[str, list[float]]] = {key: {} for key in STACKS}
     order = list(STACKS)
     for i in range(rounds):
         for key in order if i % 2 == 0 else order[::-1]:
-            args = [
-                str(Path(__file__)),
-                "--worker",
-                key,
-                "--warm-requests",
-                str(n),
-                "--warmup",
-                str(warmup),
-            ]
+            args = [str(Path(__file__)), "--worker", key, "--warm-requests", str(n), "--warmup", str(warmup)]
             out, _err, _wall = run_child(STACKS[key], args)
-            samples[key].append(json.loads(out.strip().splitlines()[-1]))
-    stats: dict[str, dict[str, Any]] = {}
-    for key, rows in samples.items():
-        stats[key] = {}
-        for metric, first in rows[0].items():
-            stats[key][metric] = first if isinstance(first, str) else median([r[metric] for r in rows])
-    return stats
+            for metric, times in child_result(STACKS[key], out).items():
+                pooled[key].setdefault(metric, []).extend(times)
+    return {
+        key: {m: {"p50": percentile(t, 50), "p99": percentile(t, 99)} for m, t in metrics.items()}
+        for key, metrics in pooled.items()
+    }
 
 
 # --- import time ---------------------------------------------------------------------------
@@ -556,10 +646,14 @@ def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:
     return rows
 
 
+IMPORT_STACKS = (KIT, "lambda-mcp-bare", SDK)
+
+
 def bench_importtime(runs: int) -> dict[str, dict[str, Any]]:
-    baseline = set(parse_importtime(run_child(STACKS["sdk"], ["-X", "importtime", "-c", "pass"])[1]))
+    baseline = set(parse_importtime(run_child(STACKS["sdk-quiet"], ["-X", "importtime", "-c", "pass"])[1]))
     stats: dict[str, dict[str, Any]] = {}
-    for key, stack in STACKS.items():
+    for key in IMPORT_STACKS:
+        stack = STACKS[key]
         totals: list[tuple[int, dict[str, tuple[int, int]]]] = []
         for _ in range(runs):
             err = run_child(stack, ["-X", "importtime", "-c", f"import {stack.module}"])[1]
@@ -582,223 +676,181 @@ def bench_importtime(runs: int) -> dict[str, dict[str, Any]]:
 # --- report --------------------------------------------------------------------------------
 
 
-def ratio(a: float, b: float) -> str:
-    return f"{a / b:.3f}x"
+@dataclass
+class Row:
+    """One summary line: lambda-mcp's figure against the SDK's (b None: no SDK figure), per run."""
+
+    label: str
+    unit: str  # "ms", "us" or "MB"
+    target: float | None = None
+    a: list[float] = field(default_factory=list)
+    b: list[float | None] = field(default_factory=list)
+    note: str = ""
 
 
-def report(
-    args: argparse.Namespace,
-    cold: dict[str, Any],
-    warm: dict[str, Any],
-    imp: dict[str, Any],
-    cold_ddb: dict[str, Any],
-) -> None:
-    lm, sdk = "lambda-mcp", "sdk"
-    print("lambda-mcp vs official MCP Python SDK (mcp 2.3.0 MCPServer) behind AWS Lambda (Mangum)")
+SCALE = {"ms": 1e3, "us": 1e6, "MB": 1 / 1024}  # from seconds, or from kB for MB
+
+
+def measure(args: argparse.Namespace, session_id: str) -> dict[str, Any]:
+    return {
+        "cold": bench_cold(args.cold_runs, session_id),
+        "warm": bench_warm(args.warm_rounds, args.warm_requests, args.warmup),
+    }
+
+
+def headline_rows(runs: list[dict[str, Any]]) -> tuple[list[Row], list[Row]]:
+    """The headline rows (deployed shape) and the secondary rows, each with one value per run."""
+    bare, nostate, quiet = "lambda-mcp-bare", "lambda-mcp-nostate", "sdk-quiet"
+    head: list[Row] = []
+    second: list[Row] = []
+
+    def add(rows: list[Row], label: str, unit: str, target: float | None, get: Callable[[dict[str, Any]], Any]) -> None:
+        row = Row(label, unit, target)
+        for run in runs:
+            a, b = get(run)
+            row.a.append(a)
+            row.b.append(b)
+        rows.append(row)
+
+    def cold(run: dict[str, Any], key: str, wire: str, fld: str = "init_s") -> float:
+        return float(run["cold"][f"{key}/{wire}"][fld])
+
+    def warm(run: dict[str, Any], key: str, metric: str, q: str) -> float:
+        return float(run["warm"][key][metric][q])
+
+    targets = {"modern": TARGETS["cold"], "initialize": TARGETS["cold_initialize"], "legacy": None}
+    names = {"modern": "2026 tools/call", "initialize": "legacy initialize", "legacy": "legacy tools/call"}
+    for wire in ALL_WIRES:
+        add(head, f"cold: import + 1st {names[wire]}", "ms", targets[wire],
+            lambda r, w=wire: (cold(r, KIT, w), cold(r, SDK, w)))  # fmt: skip
+    for wire in ALL_WIRES:
+        for q in ("p50", "p99"):
+            target = TARGETS["warm"] if wire == "modern" and q == "p50" else None
+            add(head, f"warm ASGI {names[wire]} {q}", "us", target,
+                lambda r, w=wire, q=q: (warm(r, KIT, f"asgi/{w}", q), warm(r, SDK, f"asgi/{w}", q)))  # fmt: skip
+    for wire in ALL_WIRES:
+        for q in ("p50", "p99"):
+            add(head, f"warm Mangum {names[wire]} {q} (SDK: ASGI)", "us", None,
+                lambda r, w=wire, q=q: (warm(r, KIT, f"mangum/{w}", q), warm(r, SDK, f"asgi/{w}", q)))  # fmt: skip
+    for wire in ("modern", "initialize"):
+        add(head, f"RSS after 1st {names[wire]}", "MB", None,
+            lambda r, w=wire: (cold(r, KIT, w, "rss_kb"), cold(r, SDK, w, "rss_kb")))  # fmt: skip
+
+    add(second, "cold 2026: no state configured (SDK quiet)", "ms", None,
+        lambda r: (cold(r, nostate, "modern"), cold(r, quiet, "modern")))  # fmt: skip
+    add(second, "cold 2026: no state, no observability (SDK quiet)", "ms", None,
+        lambda r: (cold(r, bare, "modern"), cold(r, quiet, "modern")))  # fmt: skip
+    add(second, "cold 2026: DynamoDB configured / no state", "ms", None,
+        lambda r: (cold(r, KIT, "modern"), cold(r, nostate, "modern")))  # fmt: skip
+    add(second, "cold 2026: SDK logging INFO / quiet", "ms", None,
+        lambda r: (cold(r, SDK, "modern"), cold(r, quiet, "modern")))  # fmt: skip
+    add(second, "warm ASGI 2026 p50: no state (SDK quiet)", "us", None,
+        lambda r: (warm(r, nostate, "asgi/modern", "p50"), warm(r, quiet, "asgi/modern", "p50")))  # fmt: skip
+    add(second, "warm ASGI 2026 p50: bare (SDK quiet)", "us", None,
+        lambda r: (warm(r, bare, "asgi/modern", "p50"), warm(r, quiet, "asgi/modern", "p50")))  # fmt: skip
+    add(second, "warm Mangum 2026 p50: no state / bare", "us", None,
+        lambda r: (warm(r, nostate, "mangum/modern", "p50"), warm(r, bare, "mangum/modern", "p50")))  # fmt: skip
+    add(second, "RSS after 1st 2026 call: bare (SDK quiet)", "MB", None,
+        lambda r: (cold(r, bare, "modern", "rss_kb"), cold(r, quiet, "modern", "rss_kb")))  # fmt: skip
+    return head, second
+
+
+def fmt_range(values: list[float], unit: str) -> str:
+    scale = SCALE[unit]
+    lo, hi = min(values) * scale, max(values) * scale
+    return f"{lo:.1f} {unit}" if len(values) == 1 else f"{lo:.1f}-{hi:.1f} {unit}"
+
+
+def print_table(title: str, rows: list[Row], b_name: str) -> None:
+    header = ("metric", KIT, b_name, "ratio", "target", "met?")
+    table = [header]
+    for row in rows:
+        bs = [b for b in row.b if b is not None]
+        ratios = [a / b for a, b in zip(row.a, row.b, strict=True) if b]
+        rng = f"{min(ratios):.3f}x" if len(ratios) == 1 else f"{min(ratios):.3f}-{max(ratios):.3f}x"
+        met = "-"
+        if row.target is not None:
+            hits = sum(r <= row.target for r in ratios)
+            met = "yes" if hits == len(ratios) else ("NO" if len(ratios) == 1 else f"NO ({hits}/{len(ratios)})")
+        tgt = "-" if row.target is None else f"<= {row.target:.2f}x"
+        table.append((row.label, fmt_range(row.a, row.unit), fmt_range(bs, row.unit) if bs else "n/a", rng, tgt, met))
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    print(title)
+    for i, r in enumerate(table):
+        print("   " + "  ".join(c.ljust(widths[j]) if j == 0 else c.rjust(widths[j]) for j, c in enumerate(r)))
+        if i == 0:
+            print("   " + "  ".join("-" * wd for wd in widths))
+
+
+def report(args: argparse.Namespace, runs: list[dict[str, Any]], imp: dict[str, Any], env: dict[str, Any]) -> None:
+    print("lambda-mcp vs official MCP Python SDK (mcp 2.3.0 MCPServer) behind AWS Lambda")
     print(f"python {sys.version.split()[0]}, {sys.platform}; API Gateway v2 events, host = {DOMAIN}")
+    print(f"state: table {TABLE} on {env['engine']} at {env['endpoint']}; {env['items']} items in it after the run")
+    print(f"{len(runs)} run(s) of: {args.cold_runs} cold processes per case (median), "
+          f"{args.warm_rounds} warm rounds x {args.warm_requests} requests per stack and wire "
+          f"(p50/p99 pooled, {args.warmup} untimed first)")  # fmt: skip
+    print(f"python -c pass, spawn to exit: {env['baseline_s'] * 1e3:.1f} ms")
     print()
-    print("Wires (headline figures use the first; a wire a stack rejects is listed as NOTE):")
+    print("Requests:")
     for wire in WIRES.values():
-        print(f"  {wire.key:7} {wire.description}")
+        print(f"  {wire.key:10} {wire.description}")
+    print("Stacks:")
+    print("  lambda-mcp          deployed shape: LAMBDA_MCP_TABLE_NAME on the local DynamoDB, Powertools Logger +")
+    print("                      Metrics on (a JSON line with EMF per request to stdout, unbuffered); cold and")
+    print("                      Mangum rows through its Lambda handler; ASGI rows through the same observer")
+    print("  sdk                 stateless + JSON Streamable HTTP app, logging.basicConfig(level=INFO) on stderr;")
+    print("                      cold through Mangum (first invocation), warm over direct ASGI (Mangum can't")
+    print("                      serve twice: its session manager's run() is entered per invocation)")
+    print("  lambda-mcp-nostate  secondary: as before issue 25's headline: no state configured, observability on")
+    print("  lambda-mcp-bare     secondary: no state, no observability (bench/apps/lambda_mcp_bare.py)")
+    print("  sdk-quiet           secondary: the SDK at log level WARNING (the earlier headline's SDK)")
+    for key, probe in env["probes"].items():
+        print(f"  second Mangum invocation in one process, {key}: {probe}")
     print()
 
-    print(f"== Cold init ({args.cold_runs} fresh processes per stack, alternating, medians; {HEADLINE_WIRE} wire;")
-    print("   one untimed run per stack first, which also tries a second invocation)")
-    print(f"   python -c pass, spawn to exit: {cold['baseline_s'] * 1e3:8.1f} ms")
-    print(f"   {'':34} {lm:>12} {sdk:>12} {'ratio':>8}")
-    for field, label in (
-        ("import_s", "import entrypoint"),
-        ("first_call_s", "first tools/call (handler)"),
-        ("init_s", "import + first call (in-process)"),
-        ("wall_s", "process spawn to exit"),
-    ):
-        a, b = cold[lm][field], cold[sdk][field]
-        print(f"   {label:34} {a * 1e3:9.1f} ms {b * 1e3:9.1f} ms {ratio(a, b):>8}")
-    print("   second Mangum invocation in the same process:")
-    for key in STACKS:
-        print(f"     {key:10} {cold['probes'][key]}")
+    head, second = headline_rows(runs)
+    ranges = " (ranges: min-max over the runs)" if len(runs) > 1 else ""
+    print_table(f"== Headline: the deployed shape (ratio = lambda-mcp / SDK, lower is better){ranges}", head, SDK)
+    print()
+    print_table("== Secondary: the earlier shapes (ratio = first / second)", second, "vs")
     print()
 
-    print(f"== Cold init with the DynamoDB adapters configured ({args.cold_runs} fresh processes each, medians;")
-    print(f"   state table on {cold_ddb['engine']} at 127.0.0.1; the SDK column is its cold modern tools/call above)")
-    print(f"   {'':50} {lm + '+ddb':>14} {sdk:>12} {'ratio':>8}")
-    for name, label in (("tools_call", "modern tools/call (0 calls)"), ("initialize", "legacy initialize (1 PutItem)")):
-        for field, what in (("import_s", "import"), ("init_s", "import + 1st request")):
-            a, b = cold_ddb[name][field], cold[sdk][field]
-            print(f"   {label + ': ' + what:50} {a * 1e3:11.1f} ms {b * 1e3:9.1f} ms {ratio(a, b):>8}")
+    last = runs[-1]
+    print("== Cold detail, last run (median over processes; in-process import + 1st request, and its range)")
+    print(f"   {'case':32} {'import':>9} {'1st req':>9} {'init':>9} {'range':>17} {'spawn-exit':>11} {'RSS':>8}")
+    for case, s in last["cold"].items():
+        lo, hi = s["range_init_s"]
+        print(
+            f"   {case:32} {s['import_s'] * 1e3:6.1f} ms {s['first_call_s'] * 1e3:6.1f} ms {s['init_s'] * 1e3:6.1f} ms"
+            f" {lo * 1e3:6.1f}-{hi * 1e3:6.1f} ms {s['wall_s'] * 1e3:8.1f} ms {s['rss_kb'] / 1024:5.1f} MB"
+        )
     print()
-
-    print(f"== Warm per-request ({args.warm_rounds} rounds x {args.warm_requests} tools/call per stack,")
-    print(f"   one process per stack per round, alternating, {args.warmup} untimed warm-up calls; median of medians)")
-    print("   asgi   = the handler's ASGI app called directly (same scope/receive/send for both stacks)")
-    print("   mangum = the Lambda handler called with the API Gateway v2 event")
-    print("   The SDK is measured over ASGI only: under Mangum its session manager's run() is")
-    print("   entered per invocation and raises on the second one (see the cold section).")
-    print(f"   {'':16} {lm:>12} {sdk:>12} {'ratio':>8}")
-    notes: list[str] = []
-    for wire in WIRES:
-        for mode in ("asgi", "mangum"):
-            metric = f"{mode}/{wire}"
-            a, b = warm[lm].get(metric), warm[sdk].get(metric)
-            cell_a = f"{a * 1e6:9.1f} us" if isinstance(a, float) else f"{'n/a':>12}"
-            cell_b = f"{b * 1e6:9.1f} us" if isinstance(b, float) else f"{'n/a':>12}"
-            r = ratio(a, b) if isinstance(a, float) and isinstance(b, float) else "-"
-            print(f"   {metric:16} {cell_a} {cell_b} {r:>8}")
-            for key, value in ((lm, a), (sdk, b)):
-                if isinstance(value, str):
-                    notes.append(f"{key} {metric} unsupported: {value}")
-    for note in notes:
-        print("   NOTE " + note.replace("\n", "\n        "))
+    print("== Warm detail, last run (per request, pooled over rounds)")
+    for key, metrics in last["warm"].items():
+        cells = ", ".join(f"{m} {v['p50'] * 1e6:.1f}/{v['p99'] * 1e6:.1f}" for m, v in metrics.items())
+        print(f"   {key:19} p50/p99 us: {cells}")
     print()
 
     print(f"== Import time (python -X importtime -c 'import <entrypoint>', median of {args.import_runs} runs,")
     print("   modules imported by `python -c pass` excluded; the app module load is included)")
-    for key, stack in STACKS.items():
-        s = imp[key]
+    for key in IMPORT_STACKS:
+        s, stack = imp[key], STACKS[key]
         print(f"   {key}: import {stack.module}: {s['total_us'] / 1e3:.1f} ms self-time total, {s['modules']} modules")
         print("     packages: " + ", ".join(f"{p} {us / 1e3:.1f}" for p, us in s["packages"]) + " (ms)")
         print(f"     {'self us':>9} {'cumul us':>9}  heaviest modules")
         for name, (self_us, cum_us) in s["top"]:
             print(f"     {self_us:9d} {cum_us:9d}  {name}")
-    print()
-
-    rows: list[tuple[str, str, str, str, str, str]] = []
-
-    def row(metric: str, a: float, b: float, unit: str, scale: float, target: float | None) -> None:
-        r = a / b
-        met = "-" if target is None else ("yes" if r <= target else "NO")
-        tgt = "-" if target is None else f"<= {target:.2f}x"
-        rows.append(
-            (
-                metric,
-                f"{a * scale:.1f} {unit}",
-                f"{b * scale:.1f} {unit}",
-                f"{r:.3f}x",
-                tgt,
-                met,
-            )
-        )
-
-    w = f"asgi/{HEADLINE_WIRE}"
-    row(
-        "cold init: import + 1st call",
-        cold[lm]["init_s"],
-        cold[sdk]["init_s"],
-        "ms",
-        1e3,
-        TARGETS["cold"],
-    )
-    row(
-        "cold init, DynamoDB configured",
-        cold_ddb["tools_call"]["init_s"],
-        cold[sdk]["init_s"],
-        "ms",
-        1e3,
-        TARGETS["cold"],
-    )
-    row(
-        "cold init + 1st initialize (DDB)",
-        cold_ddb["initialize"]["init_s"],
-        cold[sdk]["init_s"],
-        "ms",
-        1e3,
-        None,
-    )
-    row(
-        "warm request (direct ASGI)",
-        warm[lm][w],
-        warm[sdk][w],
-        "us",
-        1e6,
-        TARGETS["warm"],
-    )
-    row(
-        "cold: import entrypoint",
-        cold[lm]["import_s"],
-        cold[sdk]["import_s"],
-        "ms",
-        1e3,
-        None,
-    )
-    row(
-        "cold: process spawn to exit",
-        cold[lm]["wall_s"],
-        cold[sdk]["wall_s"],
-        "ms",
-        1e3,
-        None,
-    )
-    row(
-        "importtime self total",
-        imp[lm]["total_us"],
-        imp[sdk]["total_us"],
-        "ms",
-        1e-3,
-        None,
-    )
-    mangum = warm[lm].get(f"mangum/{HEADLINE_WIRE}")
-    header = ("metric", lm, "SDK", "ratio", "target", "met?")
-    table = [header, *rows]
-    if isinstance(mangum, float):
-        table.append(
-            (
-                "warm request via Mangum",
-                f"{mangum * 1e6:.1f} us",
-                "n/a (raises)",
-                "-",
-                "-",
-                "-",
-            )
-        )
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    print(f"== Summary ({HEADLINE_WIRE} wire; ratio = lambda-mcp / SDK, lower is better)")
-    for i, r in enumerate(table):
-        print("   " + "  ".join(c.ljust(widths[j]) if j == 0 else c.rjust(widths[j]) for j, c in enumerate(r)))
-        if i == 0:
-            print("   " + "  ".join("-" * wd for wd in widths))
-    bare = "lambda-mcp-bare"
-    bare_mangum = warm[bare].get(f"mangum/{HEADLINE_WIRE}")
-    print()
-    print("== What observability adds (Powertools Logger + Metrics: a JSON log line with EMF per request)")
-    added_cold = (cold[lm]["init_s"] - cold[bare]["init_s"]) * 1e3
-    print(
-        f"   cold init: {cold[lm]['init_s'] * 1e3:.1f} ms vs {cold[bare]['init_s'] * 1e3:.1f} ms without:"
-        f" {added_cold:+.1f} ms (goal <= 15 ms)"
-    )
-    if isinstance(mangum, float) and isinstance(bare_mangum, float):
-        added_warm = (mangum - bare_mangum) * 1e6
-        print(
-            f"   warm request via Mangum: {mangum * 1e6:.1f} us vs {bare_mangum * 1e6:.1f} us without:"
-            f" {added_warm:+.1f} us (goal <= 50 us)"
-        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cold-runs", type=int, default=7, help="fresh processes per stack (default 7)")
+    parser.add_argument("--cold-runs", type=int, default=5, help="fresh processes per case (default 5)")
+    parser.add_argument("--warm-requests", type=int, default=300, help="timed requests per round (default 300)")
+    parser.add_argument("--warm-rounds", type=int, default=3, help="worker processes per stack (default 3)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed requests before timing (default 20)")
+    parser.add_argument("--import-runs", type=int, default=3, help="-X importtime runs per stack (default 3)")
     parser.add_argument(
-        "--warm-requests",
-        type=int,
-        default=300,
-        help="timed calls per round (default 300)",
-    )
-    parser.add_argument(
-        "--warm-rounds",
-        type=int,
-        default=5,
-        help="worker processes per stack (default 5)",
-    )
-    parser.add_argument(
-        "--warmup",
-        type=int,
-        default=20,
-        help="untimed calls before timing (default 20)",
-    )
-    parser.add_argument(
-        "--import-runs",
-        type=int,
-        default=5,
-        help="-X importtime runs per stack (default 5)",
+        "--repeat", type=int, default=1, help="whole runs (cold + warm); the headline shows their ranges (default 1)"
     )
     parser.add_argument("--worker", choices=list(STACKS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -806,14 +858,27 @@ def main() -> int:
         if args.worker:
             warm_worker(args.worker, args.warm_requests, args.warmup)
             return 0
-        cold = bench_cold(args.cold_runs)
-        cold_ddb = bench_cold_dynamodb(args.cold_runs)
-        warm = bench_warm(args.warm_rounds, args.warm_requests, args.warmup)
-        imp = bench_importtime(args.import_runs)
+        with local_dynamodb() as (engine, endpoint, client):
+            DEPLOYED_ENV.update({"LAMBDA_MCP_TABLE_NAME": TABLE, "AWS_ENDPOINT_URL_DYNAMODB": endpoint})
+            probes = {key: cold_once(STACKS[key], WIRES["modern"], probe=True)["second"] for key in (KIT, SDK)}
+            session_id = new_session()  # also writes the .pyc files of the deployed path
+            runs = []
+            for i in range(args.repeat):
+                if args.repeat > 1:
+                    print(f"run {i + 1} of {args.repeat}...", file=sys.stderr, flush=True)
+                runs.append(measure(args, session_id))
+            env = {
+                "engine": engine,
+                "endpoint": endpoint,
+                "items": count_items(client),
+                "probes": probes,
+                "baseline_s": python_startup(args.cold_runs),
+            }
+            imp = bench_importtime(args.import_runs)
     except BenchError as exc:
         print(f"BENCHMARK ERROR: {exc}", file=sys.stderr)
         return 1
-    report(args, cold, warm, imp, cold_ddb)
+    report(args, runs, imp, env)
     return 0
 
 

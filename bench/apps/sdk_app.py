@@ -5,18 +5,27 @@ its session manager's `run()` context (the Starlette lifespan) entered before
 it serves anything, so Mangum runs with `lifespan="auto"`: each invocation
 enters and leaves the lifespan. The first invocation works; the manager's
 `run()` may be entered only once, so a second invocation raises.
+
+Logging as deployed: `logging.basicConfig(level=INFO)` (the SDK's examples and
+`MCPServer`'s own default level), a plain handler on stderr, as the Lambda
+runtime's root handler would be. `BENCH_SDK_LOG_LEVEL=WARNING` keeps its
+per-request INFO lines out (bench/run.py's secondary `sdk-quiet` stack).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 from mangum import Mangum
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-# WARNING, not the default INFO: keeps per-request log lines out of the timings.
-mcp = MCPServer("bench", version="1.0.0", log_level="WARNING")
+_level = "WARNING" if os.environ.get("BENCH_SDK_LOG_LEVEL", "INFO").upper() == "WARNING" else "INFO"
+# First, so that MCPServer's own basicConfig (a Rich handler) finds the root logger configured and
+# leaves it: on Lambda the runtime's handler is already there.
+logging.basicConfig(level=_level)
+mcp = MCPServer("bench", version="1.0.0", log_level=_level)
 
 
 @mcp.tool()

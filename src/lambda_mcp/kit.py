@@ -60,7 +60,7 @@ class Stores:
     def dynamodb(
         cls, table: str, *, client: Any | None = None, session_ttl_seconds: float = 3600.0, shards: int = 1
     ) -> Stores:
-        """The DynamoDB adapters on `table` (boto3 is imported here, only when configured)."""
+        """The DynamoDB adapters on `table`: botocore loads and each client is built on its first call, not here."""
         from .storage.dynamodb import (
             DynamoDBCallStore,
             DynamoDBChangeLog,

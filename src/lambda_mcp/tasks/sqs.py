@@ -34,17 +34,16 @@ def use_client(queue_url: str, client: Any) -> None:
 
 
 def client_for(queue_url: str) -> Any:
-    """The registered client for a local queue URL, else a boto3 SQS client (endpoint from the environment)."""
+    """The registered client for a local queue URL, else a botocore SQS client (endpoint from the environment)."""
     local = _local_clients.get(queue_url)
     return local if local is not None else default_client()
 
 
 def default_client() -> Any:
     """An SQS client with standard-mode retries (throttling and 5xx are retried, then reported)."""
-    import boto3  # only when a task is created: not on the cold path of ordinary requests
-    from botocore.config import Config
+    from ..storage.aws_clients import client  # only when a task is created: not on the cold path of requests
 
-    return boto3.client("sqs", config=Config(retries={"mode": "standard", "max_attempts": 5}))
+    return client("sqs", retries={"mode": "standard", "max_attempts": 5})
 
 
 def _attributes() -> dict[str, Any]:

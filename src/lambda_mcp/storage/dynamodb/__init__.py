@@ -1,4 +1,4 @@
-"""DynamoDB adapters for the storage ports: the only place boto3 is imported for state.
+"""DynamoDB adapters for the storage ports: the only place botocore is used for state (on first call).
 
 Import this package only in deployments that use DynamoDB; nothing else in the kit imports it.
 """

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
+from ..aws_clients import client
 from ..errors import ConflictError, StorageError, StorageUnavailable
 
 TRANSIENT = frozenset(
@@ -31,11 +32,7 @@ def default_client() -> Any:
     """A DynamoDB client with standard-mode retries (throttling is retried, then reported), and a
     connection pool as large as the calls the kit makes at once (a sweep's 16, a worker batch's runs and
     watchers; botocore's default of 10 would drop and reopen connections)."""
-    import boto3
-    from botocore.config import Config
-
-    config = Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=POOL)
-    return boto3.client("dynamodb", config=config)
+    return client("dynamodb", retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=POOL)
 
 
 class LazyClient:
