@@ -23,11 +23,10 @@ import random
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
-from .processes import free_port
+from .loopback import LoopbackServer
 
 KINDS = ("throttled", "server error", "conditional", "written, then 500")
 _ERRORS = {
@@ -52,31 +51,14 @@ class FaultProxy:
     def __init__(self, upstream: str, *, seed: int | None = None) -> None:
         parts = urlsplit(upstream)
         self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
-        self.port = free_port()
+        self._server = LoopbackServer(self._relay, ("POST", "GET"), protocol="HTTP/1.1")
+        self.port = self._server.port
         self.url = f"http://127.0.0.1:{self.port}"
         self.rules: dict[str, list[Rule]] = {}
         self.log: Counter[str] = Counter()
         self.injected: Counter[str] = Counter()
         self.random = random.Random(seed)
         self._lock = threading.Lock()
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                proxy._relay(self)
-
-            def do_GET(self) -> None:  # noqa: N802
-                proxy._relay(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
 
     # -- configuring -----------------------------------------------------------------------------
     def arm(
@@ -100,8 +82,7 @@ class FaultProxy:
             self.rules.clear()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     # -- relaying ----------------------------------------------------------------------------------
     def _rule_for(self, operation: str, body: bytes) -> Rule | None:

@@ -9,16 +9,15 @@ It stands in for the authorization server where a test needs tokens a real one w
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from tests.support.processes import free_port
+from tests.support.loopback import LoopbackServer
 
 
 def _rsa() -> rsa.RSAPrivateKey:
@@ -31,32 +30,23 @@ def public_pem(key: rsa.RSAPrivateKey) -> bytes:
 
 class LocalIssuer:
     def __init__(self) -> None:
-        self.port = free_port()
+        self._server = LoopbackServer(self._serve)
+        self.port = self._server.port
         self.url = f"http://127.0.0.1:{self.port}"
         self.rsa_key = _rsa()
         self.ec_key = ec.generate_private_key(ec.SECP256R1())
         self.foreign_key = _rsa()
         """Never published: tokens signed with it must be refused."""
         self.jwks_fetches = 0
-        issuer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                if self.path == "/.well-known/openid-configuration":
-                    issuer._send(self, issuer.metadata())
-                elif self.path == "/jwks":
-                    issuer.jwks_fetches += 1
-                    issuer._send(self, issuer.jwks())
-                else:
-                    self.send_error(404)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.path == "/.well-known/openid-configuration":
+            self._send(handler, self.metadata())
+        elif handler.path == "/jwks":
+            self.jwks_fetches += 1
+            self._send(handler, self.jwks())
+        else:
+            handler.send_error(404)
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, document: dict[str, Any]) -> None:
@@ -119,5 +109,4 @@ class LocalIssuer:
         return jwt.encode(payload, signer, algorithm=algorithm, headers=header)
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()

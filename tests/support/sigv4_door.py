@@ -18,15 +18,14 @@ import http.client
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from .processes import free_port
+from .loopback import LoopbackServer
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 _AUTHORIZATION = re.compile(
@@ -49,37 +48,17 @@ class SigV4Door:
         self.region = region
         self.service = service
         self.credentials = credentials or Credentials("testing", "testing", "testing")
-        self.port = free_port()
+        # HTTP/1.0: one request per connection, so a relayed stream ends with it
+        self._server = LoopbackServer(self._handle, ("POST", "GET", "DELETE"))
+        self.port = self._server.port
         self.origin = f"http://127.0.0.1:{self.port}"
         self.accepted = 0
         self.refused: list[str] = []
         """Why each refused request was refused."""
         self._lock = threading.Lock()
-        door = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"  # one request per connection: a relayed stream ends with it
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                door._handle(self)
-
-            def do_GET(self) -> None:  # noqa: N802
-                door._handle(self)
-
-            def do_DELETE(self) -> None:  # noqa: N802
-                door._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
 
     # -- checking ----------------------------------------------------------------------------------
     def problem(self, method: str, path: str, headers: dict[str, str], body: bytes) -> str | None:

@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import jwt
@@ -22,6 +22,7 @@ from lambda_mcp.auth.guard import BearerGuard
 from lambda_mcp.auth.issuer import Issuer, IssuerUnavailable
 from lambda_mcp.auth.tokens import TokenError, TokenValidator
 from tests.support.issuer import LocalIssuer
+from tests.support.loopback import LoopbackServer
 from tests.support.processes import free_port
 
 AUDIENCE = "https://mcp.example.com/mcp"
@@ -195,32 +196,19 @@ def test_the_authorization_server_metadata_route_remembers_a_down_issuer() -> No
 
 
 # -- a tiny HTTP server -----------------------------------------------------------------------------
-class _Server:
+class _Server(LoopbackServer):
     def __init__(self, act: Any, final: dict[str, Any] | None = None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                if final is not None and self.path == "/final":
-                    body = json.dumps(final).encode()
-                    self.send_response(200)
-                    self.send_header("content-length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                    return
-                act(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
+        def serve(handler: BaseHTTPRequestHandler) -> None:
+            if final is not None and handler.path == "/final":
+                body = json.dumps(final).encode()
+                handler.send_response(200)
+                handler.send_header("content-length", str(len(body)))
+                handler.end_headers()
+                handler.wfile.write(body)
                 return
+            act(handler)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(serve)
 
 
 def _redirect(handler: BaseHTTPRequestHandler, location: str) -> None:
