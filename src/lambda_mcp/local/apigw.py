@@ -100,8 +100,6 @@ def serve(target: str, host: str, port: int, api: ApiType = "http", caller: Call
         worker.stop()
         raise cannot_listen(exc, host, port) from exc
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
-    # and Ctrl-C itself, even when started from a script with `&`, which starts it with SIGINT ignored
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
     front = {"http": "HTTP API v2", "rest": "REST API v1", "url": "Function URL"}[api]
     print(
