@@ -145,13 +145,46 @@ def test_emf_groups_metrics_by_tool_and_builds_each_directive_once() -> None:
         Metric("TasksCreated", 1, "Count"),
         Metric("ToolCalls", 1, "Count", "alerts"),
     ]
-    first, second = emf.blobs(metrics, 1_800_000_000_000)
+    fragments = emf.fragments(metrics, 1_800_000_000_000)
+    first, second = (json.loads("{" + fragment.text + "}") for fragment in fragments)
     assert first["tool"] == "forecast" and first["TasksCreated"] == [1] and first["ToolLatency"] == [3.5]
     assert [d["Dimensions"] for d in first["_aws"]["CloudWatchMetrics"]] == [[["tool", "service"]], [["service"]]]
+    assert first["_aws"]["Timestamp"] == 1_800_000_000_000
+    assert set(fragments[0].keys) == set(first) and set(fragments[1].keys) == set(second)
     assert second["tool"] == "alerts" and "TasksCreated" not in second and second["service"] == "weather"
-    again = emf.blobs(metrics, 1_800_000_000_001)
-    assert again[0]["_aws"]["CloudWatchMetrics"][0] is first["_aws"]["CloudWatchMetrics"][0]  # cached
-    assert emf.blobs([], 0) == []
+    directives = dict(emf._directives)
+    again = emf.fragments(metrics, 1_800_000_000_001)
+    assert emf._directives == directives and len(directives) == 3  # built once, then reused
+    assert json.loads("{" + again[0].text + "}")["_aws"]["Timestamp"] == 1_800_000_000_001
+    assert emf.fragments([], 0) == []
+
+
+def test_a_log_line_is_one_json_object_whose_metrics_win_over_noted_fields() -> None:
+    import io
+
+    from lambda_mcp.config import Settings
+    from lambda_mcp.observe.invocation import invocation
+    from lambda_mcp.observe.powertools import Observer
+
+    observer = Observer(Settings(), "weather")
+    out = io.StringIO()
+    observer.logger.registered_handler.stream = out  # type: ignore[attr-defined]
+    with invocation("req-1", cold_start=True) as record:
+        record.fields.update({"tool": "noted", "ToolCalls": "noted", "label": "é"})
+        record.metrics.extend([Metric("ToolCalls", 1, "Count", "forecast"), Metric("ToolCalls", 1, "Count", "alerts")])
+    observer.write(record, "request", status=200)
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["level"] == "INFO" and first["message"] == "request" and first["status"] == 200
+    assert first["correlation_id"] == "req-1" and first["cold_start"] is True and first["label"] == "é"
+    assert first["tool"] == "forecast" and first["ToolCalls"] == [1] and first["ColdStart"] == [1]
+    assert second == {**second, "tool": "alerts", "ToolCalls": [1], "service": "weather"} and "message" not in second
+    for line in out.getvalue().splitlines():  # no key twice in one object
+        json.loads(line, object_pairs_hook=lambda pairs: _unique(dict(pairs), pairs))
+
+
+def _unique(members: dict[str, Any], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    assert len(members) == len(pairs), [key for key, _ in pairs]
+    return members
 
 
 @pytest.mark.parametrize("level", ["WARNING", "ERROR"])
