@@ -35,11 +35,14 @@ SLOW_MODULES = {
     "test_separate_processes",
     "test_storage_faults",
     "test_streaming_server",
+    "test_serve",
     "test_task_faults",
     "test_task_interaction",
     "test_tasks_legacy",
     "test_dynamodb_errors",
     "test_shared_table",
+    "test_facade_e2e",
+    "test_facade_browser",
 }
 """Modules whose tests start processes or servers themselves (`lambda_mcp_dev`, moto server, ...)."""
 
@@ -48,7 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: starts a process or a server; left out by ./scripts/test --fast")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the slow tests; keep each conformance server's runs together (after pytest's own reordering,
+    which splits a module-scoped server whose runs differ per mode and would start it twice)."""
+    _group_by_server(items)
     for item in items:
         path = item.path
         backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
@@ -59,6 +66,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or backend in ("moto-server", "dynamodb-local")
         ):
             item.add_marker(pytest.mark.slow)
+
+
+def _group_by_server(items: list[pytest.Item]) -> None:
+    def server(item: pytest.Item) -> object:
+        if item.path.parent.name != "conformance":
+            return None
+        return getattr(getattr(item, "callspec", None), "params", {}).get("server")
+
+    positions = [i for i, item in enumerate(items) if server(item) is not None]
+    if positions:
+        first_seen = {mode: n for n, mode in reversed(list(enumerate(server(items[i]) for i in positions)))}
+        ordered = sorted((items[i] for i in positions), key=lambda item: first_seen[server(item)])
+        for i, item in zip(positions, ordered, strict=True):
+            items[i] = item
 
 
 @pytest.fixture(autouse=True)

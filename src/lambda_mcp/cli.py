@@ -1,4 +1,5 @@
-"""The `lambda-mcp` console script: `dev` runs an app locally, `invoke` runs one event through the handler,
+"""The `lambda-mcp` console script: `dev` runs an app locally, `serve` is the production streaming server
+(behind the Lambda Web Adapter), `invoke` runs one event through the handler,
 `new` creates a project, `local-aws` runs the local AWS API on its own, `call` and `list` talk to any MCP
 endpoint (lambda_mcp.remote). Expected failures are one line on stderr (`lambda-mcp --debug ...`: the traceback)."""
 
@@ -157,6 +158,10 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument(
         "--table", help="state table name (default when unset: $LAMBDA_MCP_TABLE_NAME or lambda-mcp-state)"
     )
+    serve = commands.add_parser("serve", help="the streaming server (behind the Lambda Web Adapter)")
+    serve.add_argument("target", help="path/to/file.py[:app] or module[:app]; settings: LAMBDA_MCP_* as in Lambda")
+    serve.add_argument("--host", help="address to listen on (default: $AWS_LWA_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: $AWS_LWA_PORT, $PORT or 8080)")
     invoke = commands.add_parser(
         "invoke",
         help="run one Lambda event (a JSON file, or a tools/call built with --tool) through its handler",
@@ -208,12 +213,17 @@ def _run(argv: list[str]) -> int:
 
         return remote(list(argv))
     args = _parser().parse_args(argv)
-    if args.command in ("dev", "invoke") and os.getcwd() not in sys.path:
+    if args.command in ("dev", "invoke", "serve") and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # module targets from the current directory, as `python -m` does
     if args.command == "dev":
         return _dev(args)
     if args.command == "new":
         return _new(args)
+    if args.command == "serve":
+        from .serving import serve
+
+        serve(args.target, args.host, args.port)
+        return 0
     if args.command == "invoke":
         return _invoke(args)
     return 2
@@ -221,7 +231,9 @@ def _run(argv: list[str]) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     from .local.aws import prepare
+    from .local.dev import dev_signing_key
 
+    dev_signing_key()  # LAMBDA_MCP_AUTH=proxy: a signing key for this run, unless one is configured
     caller = _caller(args)
     # Ctrl-C stops the server, even when started from a script with `&` (which starts it with SIGINT ignored)
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 from urllib.parse import urlsplit
 
 PREFIX = "LAMBDA_MCP_"
-AuthMode = Literal["none", "jwt", "gateway"]
-AUTH_MODES: tuple[AuthMode, ...] = ("none", "jwt", "gateway")
+AuthMode = Literal["none", "jwt", "gateway", "proxy"]
+AUTH_MODES: tuple[AuthMode, ...] = ("none", "jwt", "gateway", "proxy")
 _TRUE = frozenset({"1", "true", "on", "yes"})
 _FALSE = frozenset({"0", "false", "off", "no"})
 
@@ -129,11 +129,12 @@ class Settings:
     """How often the sweeper runs (template: `rate(5 minutes)`). With the worker's timeout and the attempts,
     it sets the shortest task lifetime: every attempt may take a lease and wait a sweep."""
     auth: AuthMode = "none"
-    """Who may call: `none` (anyone), `jwt` (the kit validates bearer tokens), `gateway` (API Gateway
-    or a Function URL authenticated the caller: JWT, Lambda or IAM authorizer)."""
+    """Who may call: `none` (anyone), `jwt` (the kit validates bearer tokens), `proxy` (the kit validates
+    the tokens its own authorization facade issues), `gateway` (API Gateway or a Function URL
+    authenticated the caller: JWT, Lambda or IAM authorizer)."""
     auth_issuer: str | None = None
     """`jwt`: the authorization server (its metadata names the JWKS); also the one listed in the
-    protected resource metadata (any mode)."""
+    protected resource metadata (any mode). `proxy`: always the facade itself (derived from the resource)."""
     auth_jwks_url: str | None = None
     """`jwt`: the JWKS URL, when the issuer publishes no metadata."""
     auth_audience: str | None = None
@@ -146,6 +147,18 @@ class Settings:
     auth_token_type: str | None = None
     """`jwt`: the `typ` a token's header must carry (`at+jwt`, RFC 9068); unset: not checked (Cognito's
     access tokens carry none)."""
+    auth_upstream_issuer: str | None = None
+    """`proxy`: the upstream OpenID provider the authorization facade signs users in with."""
+    auth_upstream_client_id: str | None = None
+    """`proxy`: the facade's own client, pre-registered at the upstream (its redirect URI: `<base>/oauth/callback`)."""
+    auth_upstream_client_secret: str | None = None
+    """`proxy`: that client's secret in plain text (local work and tests; unset for a public client)."""
+    auth_upstream_client_secret_arn: str | None = None
+    """`proxy`: a Secrets Manager secret (ARN or name) holding that client's secret, read at run time."""
+    auth_signing_key_id: str | None = None
+    """`proxy`: the KMS key (id, ARN or alias; asymmetric ECC_NIST_P256) that signs the facade's tokens."""
+    auth_signing_key: str | None = None
+    """`proxy`: a PEM EC P-256 private key signing the facade's tokens (local work and tests only)."""
     resource_url: str | None = None
     """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
     metrics_namespace: str = "lambda-mcp"
@@ -191,24 +204,72 @@ class Settings:
             auth_scopes=tuple((env.text("AUTH_SCOPES") or "").replace(",", " ").split()),
             auth_cognito_client_ids=_split(env.text("AUTH_COGNITO_CLIENT_IDS")),
             auth_token_type=env.text("AUTH_TOKEN_TYPE"),
+            auth_upstream_issuer=env.text("AUTH_UPSTREAM_ISSUER"),
+            auth_upstream_client_id=env.text("AUTH_UPSTREAM_CLIENT_ID"),
+            auth_upstream_client_secret=env.text("AUTH_UPSTREAM_CLIENT_SECRET"),
+            auth_upstream_client_secret_arn=env.text("AUTH_UPSTREAM_CLIENT_SECRET_ARN"),
+            auth_signing_key_id=env.text("AUTH_SIGNING_KEY_ID"),
+            auth_signing_key=env.text("AUTH_SIGNING_KEY"),
             resource_url=env.text("RESOURCE_URL"),
             metrics_namespace=env.text("METRICS_NAMESPACE") or "lambda-mcp",
             tracing=env.flag("TRACING", False),
         )
+        if settings.auth == "proxy":  # the facade is the issuer clients see (the upstream: AUTH_UPSTREAM_ISSUER)
+            settings = replace(settings, auth_issuer=facade_issuer(settings))
         settings.check()
         return settings
+
+    @property
+    def proxy_resource(self) -> str | None:
+        """`proxy`: the MCP resource the facade issues tokens for (`AUTH_AUDIENCE`, else `RESOURCE_URL`)."""
+        return self.auth_audience or self.resource_url
 
     def check(self) -> None:
         """Raise `ConfigError` for combinations that cannot work (checked once, at start-up)."""
         if self.auth == "jwt" and not self.auth_issuer:
             raise ConfigError(f"{PREFIX}AUTH=jwt needs {PREFIX}AUTH_ISSUER (the authorization server's issuer URL)")
+        if self.auth == "proxy":
+            self._check_proxy()
         for name, url in (
             ("AUTH_ISSUER", self.auth_issuer),
+            ("AUTH_UPSTREAM_ISSUER", self.auth_upstream_issuer),
             ("AUTH_JWKS_URL", self.auth_jwks_url),
             ("RESOURCE_URL", self.resource_url),
         ):
             if url is not None and not secure_url(url):
                 raise ConfigError(f"{PREFIX}{name} must be an https:// URL (http:// only on loopback), not {url!r}")
+
+    def _check_proxy(self) -> None:
+        needs = f"{PREFIX}AUTH=proxy needs {PREFIX}"
+        resource = self.proxy_resource
+        if not resource or urlsplit(resource).scheme not in ("http", "https"):
+            raise ConfigError(needs + "AUTH_AUDIENCE: the MCP endpoint's URL (https://mcp.example.com/mcp)")
+        if not secure_url(resource):
+            raise ConfigError(
+                f"{PREFIX}AUTH_AUDIENCE must be an https:// URL (http:// only on loopback), not {resource!r}"
+            )
+        if not self.auth_upstream_issuer:
+            raise ConfigError(needs + "AUTH_UPSTREAM_ISSUER: the OpenID provider users sign in with")
+        if not self.auth_upstream_client_id:
+            raise ConfigError(needs + "AUTH_UPSTREAM_CLIENT_ID: the facade's client registered at the upstream")
+        if self.auth_upstream_client_secret and self.auth_upstream_client_secret_arn:
+            raise ConfigError(
+                f"set {PREFIX}AUTH_UPSTREAM_CLIENT_SECRET or {PREFIX}AUTH_UPSTREAM_CLIENT_SECRET_ARN, not both"
+            )
+        if bool(self.auth_signing_key) == bool(self.auth_signing_key_id):
+            raise ConfigError(
+                needs + "one of AUTH_SIGNING_KEY_ID (a KMS ECC_NIST_P256 signing key) or AUTH_SIGNING_KEY"
+                " (a PEM EC P-256 private key, for local work; `lambda-mcp dev` generates one)"
+            )
+
+
+def facade_issuer(settings: Settings) -> str:
+    """`proxy`: the facade's issuer, the MCP resource URL without its last path segment (`/mcp`): the
+    origin, or the origin and a REST API's stage."""
+    resource = settings.proxy_resource or ""
+    parts = urlsplit(resource)
+    path = parts.path.rstrip("/").rsplit("/", 1)[0] if parts.path.rstrip("/") else ""
+    return f"{parts.scheme}://{parts.netloc}{path}"
 
 
 def require_auth_choice(environ: Mapping[str, str] | None = None) -> None:
@@ -220,9 +281,10 @@ def _auth_mode(raw: str | None, default: AuthMode | None) -> AuthMode:
     if raw is None:
         if default is None:
             raise ConfigError(
-                f"{PREFIX}AUTH is not set: choose jwt (the kit validates OAuth bearer tokens), gateway (API"
-                " Gateway or a Function URL authenticates: JWT, Lambda or IAM authorizer) or none (a public"
-                " endpoint anyone may call)"
+                f"{PREFIX}AUTH is not set: choose jwt (the kit validates OAuth bearer tokens), proxy (the kit"
+                " serves an OAuth authorization server in front of an OpenID provider), gateway (API Gateway or a"
+                " Function URL authenticates: JWT, Lambda or IAM authorizer) or none (a public endpoint anyone"
+                " may call)"
             )
         return default
     for mode in AUTH_MODES:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import secrets
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .dispatch.dispatcher import Dispatcher
@@ -34,6 +35,10 @@ from .transport.front import Front
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
 from .transport.streaming import StreamingTransport
 
+if TYPE_CHECKING:
+    from .facade.routes import Facade
+    from .storage.facade import FacadeStore
+
 logger = logging.getLogger("lambda_mcp")
 _warned: weakref.WeakSet[MCPApp] = weakref.WeakSet()
 """Apps already warned about scopes under auth `none` (once per app and process, however many kits)."""
@@ -49,6 +54,16 @@ class Stores:
     tasks: TaskStore
     calls: CallStore
     changes: ChangeLog
+    facade: FacadeStore | Callable[[], FacadeStore] | None = None
+    """The authorization facade's clients, codes and refresh tokens (`LAMBDA_MCP_AUTH=proxy`), or what
+    makes them when a kit first needs them (None: in memory). Other auth modes never import it."""
+
+    def facade_store(self) -> FacadeStore:
+        if self.facade is None:
+            from .storage.facade import InMemoryFacadeStore
+
+            return InMemoryFacadeStore()
+        return self.facade() if callable(self.facade) else self.facade
 
     @classmethod
     def memory(cls) -> Stores:
@@ -69,12 +84,18 @@ class Stores:
             DynamoDBTaskStore,
         )
 
+        def facade() -> FacadeStore:
+            from .storage.dynamodb.facade import DynamoDBFacadeStore
+
+            return DynamoDBFacadeStore(table, client=client)
+
         return cls(
             DynamoDBSessionStore(table, client=client),
             DynamoDBEventLog(table, client=client, ttl_seconds=session_ttl_seconds),
             DynamoDBTaskStore(table, client=client, shards=shards),
             DynamoDBCallStore(table, client=client),
             DynamoDBChangeLog(table, client=client, shards=shards),
+            facade,
         )
 
 
@@ -87,10 +108,14 @@ class Kit:
     endpoint: MCPEndpoint
     access: Access
     task_runtime: TaskRuntime | None = None
+    facade: Facade | None = None
+    """The authorization facade (`LAMBDA_MCP_AUTH=proxy`), whose routes the ASGI app serves."""
 
     def asgi(self, path: str = "/mcp") -> HttpApp:
-        """The ASGI application serving this kit: `/mcp`, the well-known documents, `/healthz`."""
-        return create_app(self.endpoint, self.access, self.app.lifespans, self.endpoint.front.origins, path)
+        """The ASGI application serving this kit: `/mcp`, the well-known documents, `/healthz` (and the
+        authorization facade's routes in `proxy` mode)."""
+        routes = self.facade.routes if self.facade is not None else None
+        return create_app(self.endpoint, self.access, self.app.lifespans, self.endpoint.front.origins, path, routes)
 
     @property
     def sessions(self) -> SessionStore:
@@ -130,6 +155,12 @@ def build_kit(
     tasks = _task_runtime(settings, streaming, stores.tasks, events, runner.execute_task)
     dispatcher = Dispatcher(app, sessions, runner, stores.calls, session_ttl=settings.session_ttl_seconds, tasks=tasks)
     access = Access(app, settings)
+    facade = None
+    if settings.auth == "proxy":  # imported only in this mode
+        from .facade.routes import Facade
+
+        facade = Facade(settings, stores.facade_store(), server_name=app.name)
+        access.guard = facade.guard
     front = Front(
         app,
         sessions,
@@ -144,7 +175,7 @@ def build_kit(
     else:
         transport = BufferedTransport(dispatcher, sessions, events, stores.calls, stores.changes, settings)
     endpoint = MCPEndpoint(front, transport, dispatcher, sessions, stores.calls, stores.changes)
-    return Kit(app, settings, stores, dispatcher, endpoint, access, tasks)
+    return Kit(app, settings, stores, dispatcher, endpoint, access, tasks, facade)
 
 
 def warn_unenforced_scopes(app: MCPApp, settings: Settings) -> None:
@@ -170,12 +201,13 @@ def warn_unenforced_scopes(app: MCPApp, settings: Settings) -> None:
 def _task_runtime(
     settings: Settings, streaming: bool, store: TaskStore, events: EventLog, execute: Execute
 ) -> TaskRuntime | None:
-    """Tasks run on the streaming dev server's own loop, or on the SQS worker when a queue is
-    configured; with neither (a Lambda without a worker) no tasks are offered."""
+    """Tasks run on the SQS worker when a queue is configured (Lambda, buffered or streaming: a frozen
+    environment runs nothing between invocations), else on a streaming server's own loop (`lambda-mcp dev`);
+    with neither (a Lambda without a worker) no tasks are offered."""
     if not streaming and not settings.task_queue_url:
         return None
     executor: Executor
-    if streaming:
+    if not settings.task_queue_url:
         executor = InProcessExecutor(lambda task_id: runtime.run(task_id))
     else:
         from .tasks.sqs import SqsExecutor

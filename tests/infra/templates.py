@@ -24,6 +24,34 @@ WORKER_HANDLER = "lambda_mcp.entrypoints.worker.handler"
 AUTHORIZER_HANDLER = "lambda_mcp.entrypoints.authorizer.handler"
 ISSUER = "https://issuer.example.com"
 AUDIENCE = "https://mcp.example.com/mcp"
+HTTP_AUDIENCE = "https://mcp.example.com/mcp"
+REST_AUDIENCE = "https://abc123.execute-api.us-east-1.amazonaws.com/v1/mcp"
+URL_AUDIENCE = "https://abc123.lambda-url.us-east-1.on.aws/mcp"
+UPSTREAM = {"UpstreamIssuer": "https://login.example.com/tenant/v2.0", "UpstreamClientId": "facade-client"}
+UPSTREAM_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:upstream-client-AbCdEf"
+FACADE_MODES = ("cognito", "proxy")
+"""The AuthModes whose function serves the authorization facade (LAMBDA_MCP_AUTH=proxy)."""
+AUTH_MODES: dict[tuple[str, str], dict[str, str]] = {
+    ("HTTP", "jwt"): {"AuthIssuer": ISSUER, "AuthAudience": HTTP_AUDIENCE, "AuthScopes": "mcp:tools"},
+    ("REST", "jwt"): {"AuthIssuer": ISSUER, "AuthAudience": REST_AUDIENCE, "AuthScopes": "mcp:tools"},
+    ("URL", "jwt"): {"AuthIssuer": ISSUER, "AuthAudience": URL_AUDIENCE, "AuthScopes": "mcp:tools"},
+    ("HTTP", "cognito"): {"AuthAudience": HTTP_AUDIENCE},
+    ("REST", "cognito"): {"AuthAudience": REST_AUDIENCE},
+    ("URL", "cognito"): {"AuthAudience": URL_AUDIENCE},
+    ("HTTP", "cognito-direct"): {},
+    ("REST", "cognito-direct"): {"AuthAudience": REST_AUDIENCE},
+    ("URL", "cognito-direct"): {"AuthAudience": URL_AUDIENCE},
+    ("HTTP", "proxy"): {"AuthAudience": HTTP_AUDIENCE, **UPSTREAM},
+    ("REST", "proxy"): {"AuthAudience": REST_AUDIENCE, **UPSTREAM, "UpstreamClientSecretArn": UPSTREAM_SECRET},
+    ("URL", "proxy"): {"AuthAudience": URL_AUDIENCE, **UPSTREAM},
+    ("HTTP", "iam"): {},
+    ("REST", "iam"): {},
+    ("URL", "iam"): {},
+    ("HTTP", "none"): {},
+    ("REST", "none"): {},
+    ("URL", "none"): {},
+}
+"""(ApiType, AuthMode) -> the other parameters that combination needs (test_template_auth, test_template_streaming)."""
 
 
 @functools.cache
@@ -105,3 +133,24 @@ def alias(cfn: dict[str, Any], function_name: str) -> tuple[str, dict[str, Any]]
         if a["Properties"]["FunctionName"] == {"Ref": function_name}
     ]
     return name, props
+
+
+def evaluate(node: Any, parameters: dict[str, str]) -> Any:
+    """A value the template builds from parameters (Ref, Fn::Select, Fn::Split, Fn::If on HasAuthScopes, Fn::Sub
+    with or without variables), as CloudFormation would compute it."""
+    if isinstance(node, dict) and len(node) == 1:
+        ((function, args),) = node.items()
+        if function == "Ref":
+            return parameters[args]
+        if function == "Fn::Select":
+            return evaluate(args[1], parameters)[args[0]]
+        if function == "Fn::Split":
+            return evaluate(args[1], parameters).split(args[0])
+        if function == "Fn::If" and args[0] == "HasAuthScopes":
+            return evaluate(args[1] if parameters.get("AuthScopes") else args[2], parameters)
+        if function == "Fn::Sub":
+            text, variables = (args, {}) if isinstance(args, str) else args
+            for name, value in {**parameters, **variables}.items():
+                text = text.replace("${" + name + "}", evaluate(value, parameters))
+            return text
+    return node

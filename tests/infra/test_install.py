@@ -100,6 +100,7 @@ def test_the_wheel_holds_the_package_data(installed: Installed) -> None:
         f"{project}builds/kit/Makefile.tmpl",
         f"{project}builds/deps/requirements.lock",
         f"{project}builds/function/Makefile",
+        f"{project}app/run.sh",  # Transport=streaming's handler (template.yaml)
     ):
         assert name in names, name
 

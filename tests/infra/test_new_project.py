@@ -43,6 +43,7 @@ def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
         "README.md",
         "app/app.py",
         "app/requirements.txt",
+        "app/run.sh",  # the handler of Transport=streaming (template.yaml)
         "builds/deps/Makefile",
         "builds/deps/requirements.in",
         "builds/deps/requirements.lock",
@@ -53,6 +54,7 @@ def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
         "requirements-dev.txt",
         "samconfig.toml",
         "template.yaml",
+        "tests/conftest.py",  # the tests run on asyncio, also where trio is installed
         "tests/test_app.py",
     ]
     readme = (demo / "README.md").read_text()
@@ -65,6 +67,7 @@ def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
         assert command in readme
     assert ".lambda-mcp/" in (demo / ".gitignore").read_text().splitlines()  # `--aws local` keeps its data there
     assert 'MCPApp("demo"' in (demo / "app/app.py").read_text()
+    assert (demo / "app/run.sh").stat().st_mode & 0o111 == 0o111  # LWA's wrapper execs it
     assert 'stack_name = "demo"' in (demo / "samconfig.toml").read_text()
     assert f"KIT := {WHEEL}\n" in (demo / "builds/kit/Makefile").read_text()  # a path relative to the Makefile
     assert f"lambda-mcp=={lambda_mcp.__version__}\n" in (demo / "requirements-dev.txt").read_text()

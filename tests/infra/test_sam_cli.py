@@ -17,16 +17,18 @@ WELL_KNOWN = [
     "/.well-known/oauth-protected-resource",
     "/.well-known/oauth-protected-resource/mcp",
 ]
-MODES = {"jwt": {"AuthIssuer": ISSUER, "AuthAudience": AUDIENCE}, "cognito": {}, "iam": {}, "none": {}}
+MODES = {"jwt": {"AuthIssuer": ISSUER, "AuthAudience": AUDIENCE}, "cognito-direct": {}, "iam": {}, "none": {}}
 COMBINATIONS = [
     {"ApiType": api, "AuthMode": mode, **extra} for api in ("HTTP", "REST") for mode, extra in MODES.items()
-]
+] + [{"ApiType": "REST", "AuthMode": mode, **extra, "Transport": "streaming"} for mode, extra in MODES.items()]
 
 
 def test_sam_cli_routes_every_method_of_mcp_and_the_discovery_documents_to_the_function(
     sam_env: dict[str, str],
 ) -> None:
-    requests = [{"template": str(ROOT / "template.yaml"), "parameters": c} for c in COMBINATIONS]
+    requests: list[dict[str, object]] = [
+        {"template": str(ROOT / "template.yaml"), "parameters": c} for c in COMBINATIONS
+    ]
     discovered = sam_routes(requests, sam_env)
     for combination, found in zip(COMBINATIONS, discovered, strict=True):
         assert isinstance(found, list), (combination, found)
@@ -67,7 +69,9 @@ def test_sam_build_makes_both_layers_and_the_functions_offline(sam_env: dict[str
     assert (kit / "lambda_mcp/entrypoints/http.py").is_file() and not list(kit.rglob("__pycache__"))
     assert len(list(kit.glob("lambda_mcp-*.dist-info/METADATA"))) == 1
     for function in ("McpHttpFunction", "TaskWorkerFunction", "McpAuthorizerFunction"):
-        assert sorted(p.name for p in (build / function).iterdir()) == ["server.py"], function
+        assert sorted(p.name for p in (build / function).iterdir()) == ["run.sh", "server.py"], function
+        # run.sh, the handler of Transport=streaming, stays executable: LWA's wrapper execs it
+        assert (build / function / "run.sh").stat().st_mode & 0o111 == 0o111, function
     built = (build / "template.yaml").read_text()
     assert "ContentUri: DepsLayer" in built and "ContentUri: KitLayer" in built
     sizes = {d.name: sum(p.stat().st_size for p in d.rglob("*") if p.is_file()) for d in (deps.parent, kit.parent)}

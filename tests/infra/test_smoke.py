@@ -1,4 +1,5 @@
-"""infra/smoke.py, the post-deploy check, run against `lambda-mcp dev --lambda` (the real handler) on 127.0.0.1."""
+"""infra/smoke.py, the post-deploy check, run against `lambda-mcp dev` on 127.0.0.1: through the real Lambda handler
+(buffered, as Transport=buffered deploys it) and on the streaming server (as Transport=streaming serves it)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,49 @@ from pathlib import Path
 
 from tests.support.processes import ROOT, free_port, lambda_mcp_dev
 
+# A tool that reports progress at once, then works 1.5 s (tests/apps/streamed.py): streamed, the progress event
+# arrives about 1.5 s before the result; buffered, with it.
+SLOW_PROGRESS = ["--stream-tool", "progress_then_work", "--stream-arguments", '{"seconds": 1.5}', "--min-lead", "1"]
 
-def _smoke(url: str) -> subprocess.CompletedProcess[str]:
+
+def _smoke(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "infra/smoke.py"), url], capture_output=True, text=True, timeout=60
+        [sys.executable, str(ROOT / "infra/smoke.py"), url, *extra], capture_output=True, text=True, timeout=60
     )
 
 
 def test_the_smoke_test_passes_on_both_eras_through_the_lambda_handler(tmp_path: Path) -> None:
     server = lambda_mcp_dev("examples/weather/server.py", through_lambda=True, log=tmp_path / "server.log")
     try:
-        done = _smoke(server.url)
+        done = _smoke(server.url, "--stream")  # the weather example's packing_list reports progress
+        # A progress event that must lead the result by 0.5 s: a buffered answer delivers them together.
+        buffered = _smoke(server.url, "--stream", "--min-lead", "0.5")
     finally:
         server.stop()
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "server/discover: weather" in done.stdout
     assert "the session now answers 404" in done.stdout
+    for era in ("2026-07-28", "2025-11-25"):
+        assert f"ok  {era} streaming tools/call packing_list: first progress after" in done.stdout
+    assert buffered.returncode == 1, buffered.stdout
+    assert "FAIL 2026-07-28 tools/call packing_list" in buffered.stdout
+    assert "progress came less than 0.5 s before" in buffered.stdout
+
+
+def test_the_streaming_check_times_the_first_progress_event_on_the_streaming_server(tmp_path: Path) -> None:
+    server = lambda_mcp_dev("tests/apps/streamed.py", through_lambda=False, log=tmp_path / "server.log")
+    try:
+        done = _smoke(server.url, "--stream", *SLOW_PROGRESS)
+    finally:
+        server.stop()
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for era in ("2026-07-28", "2025-11-25"):
+        (line,) = [line for line in done.stdout.splitlines() if line.startswith(f"ok  {era} streaming tools/call")]
+        assert "chunked (no Content-Length)" in line
+        first, result = (float(part.split(" after ")[1].removesuffix(" s")) for part in line.split(", ")[:2])
+        assert result - first >= 1.0  # what --min-lead 1 checked, read back from what it printed
 
 
 def test_the_smoke_test_fails_when_nothing_answers() -> None:

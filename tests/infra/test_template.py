@@ -24,6 +24,20 @@ HTTP_HANDLER = "lambda_mcp.entrypoints.http.handler"
 WORKER_HANDLER = "lambda_mcp.entrypoints.worker.handler"
 TABLE_ACTIONS = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
 SQS_CONSUME_ACTIONS = {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+PINNED_ADAPTER = "753240598075:layer:LambdaAdapterLayerArm64:30"  # Lambda Web Adapter 1.1.0's public layer
+WEB_ADAPTER_LAYER = {
+    "Fn::If": [
+        "Streaming",
+        {
+            "Fn::If": [
+                "HasWebAdapterLayerArn",
+                {"Ref": "WebAdapterLayerArn"},
+                {"Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:" + PINNED_ADAPTER},
+            ]
+        },
+        {"Ref": "AWS::NoValue"},
+    ]
+}
 
 
 def _validate(template: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -51,10 +65,19 @@ def _of_type(cfn: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
     return {name: r for name, r in cfn["Resources"].items() if r["Type"] == kind}
 
 
+def _buffered(value: Any) -> Any:
+    """A property as Transport=buffered (the default) has it: the last branch of a `Streaming` Fn::If."""
+    if isinstance(value, dict) and set(value) == {"Fn::If"} and value["Fn::If"][0] == "Streaming":
+        return value["Fn::If"][2]
+    return value
+
+
 def _function(cfn: dict[str, Any], handler: str) -> tuple[str, dict[str, Any]]:
-    """The one function running `handler`: its logical id and properties."""
+    """The one function running `handler` (with the default Transport): its logical id and properties."""
     ((name, function),) = [
-        (name, f) for name, f in _of_type(cfn, "AWS::Lambda::Function").items() if f["Properties"]["Handler"] == handler
+        (name, f)
+        for name, f in _of_type(cfn, "AWS::Lambda::Function").items()
+        if _buffered(f["Properties"]["Handler"]) == handler
     ]
     return name, function["Properties"]
 
@@ -68,8 +91,10 @@ def _allowing(statements: list[dict[str, Any]], prefix: str) -> list[dict[str, A
 
 
 def _assert_layers(cfn: dict[str, Any], props: dict[str, Any]) -> None:
-    """The dependencies' layer, then the kit's (SAM suffixes each logical id with a content hash)."""
-    deps, kit = (ref["Ref"] for ref in props["Layers"])
+    """The dependencies' layer, then the kit's (SAM suffixes each logical id with a content hash); then, on
+    the HTTP function only, the Lambda Web Adapter's with Transport=streaming."""
+    deps, kit = (ref["Ref"] for ref in props["Layers"][:2])
+    assert props["Layers"][2:] in ([], [WEB_ADAPTER_LAYER])
     assert deps.startswith("DepsLayer") and kit.startswith("KitLayer")
     for name in (deps, kit):
         layer = cfn["Resources"][name]["Properties"]
@@ -86,7 +111,9 @@ def test_every_function_is_built_by_the_shared_makefile_and_the_layers_by_theirs
             "ContextPath": "src/lambda_mcp/scaffold/project/builds/function",
         }, name
         assert (ROOT / resource["Metadata"]["ContextPath"] / "Makefile").is_file()
-        assert resource["Properties"]["Layers"] == [{"Ref": "DepsLayer"}, {"Ref": "KitLayer"}], name
+        layers = resource["Properties"]["Layers"]
+        assert layers[:2] == [{"Ref": "DepsLayer"}, {"Ref": "KitLayer"}], name
+        assert layers[2:] == ([WEB_ADAPTER_LAYER] if name == "McpHttpFunction" else []), name
     deps, kit = sam["DepsLayer"], sam["KitLayer"]
     assert deps["Properties"]["ContentUri"] == "src/lambda_mcp/scaffold/project/builds/deps/"
     assert deps["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
@@ -112,7 +139,10 @@ def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn
     # the timeline a task's shortest lifetime is worked out from: the worker's timeout, the sweeper's rate
     assert env["LAMBDA_MCP_TASK_WORKER_TIMEOUT_SECONDS"] == str(worker_timeout(cfn))
     assert env["LAMBDA_MCP_TASK_SWEEP_SECONDS"] == "300"
-    assert props["Timeout"] <= 30  # never outlives the API Gateway integration timeout
+    # Buffered, it never outlives the API Gateway integration timeout; streaming, at most Lambda's 15 minutes.
+    streaming, timeout = props["Timeout"]["Fn::If"][1:]
+    assert timeout <= 30 and streaming == {"Ref": "StreamingTimeout"}
+    assert cfn["Parameters"]["StreamingTimeout"]["MaxValue"] == 900
 
 
 def test_http_api_is_the_default_and_rest_and_a_function_url_are_options(cfn: dict[str, Any]) -> None:
@@ -176,7 +206,11 @@ def test_the_http_function_may_use_the_table_send_to_the_task_queue_and_read_its
     cfn: dict[str, Any],
 ) -> None:
     _, props = _function(cfn, HTTP_HANDLER)
-    statements = role_statements(cfn, props)
+    # Every mode's statements; the authorization facade's (AuthMode=cognito, proxy) are conditional, and
+    # test_template_facade checks them.
+    statements = [s for s in role_statements(cfn, props) if "Fn::If" not in s]
+    conditional = [s["Fn::If"] for s in role_statements(cfn, props) if "Fn::If" in s]
+    assert [c[0] for c in conditional] == ["UsesFacade", "UsesFacade", "AuthCognito"]
     assert {a for s in statements for a in as_list(s["Action"])} == TABLE_ACTIONS | {
         "sqs:SendMessage",
         "secretsmanager:GetSecretValue",
@@ -196,7 +230,7 @@ def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(
     worker, props = _function(cfn, WORKER_HANDLER)
     assert props["Runtime"] == "python3.13" and props["Architectures"] == ["arm64"]
     _assert_layers(cfn, props)
-    assert props["Layers"] == http["Layers"]
+    assert props["Layers"] == http["Layers"][:2]  # not the web adapter's: the worker never streams
     # The same code folder (your app): the validator swaps each CodeUri for a per-function placeholder.
     sam = yaml_parse((ROOT / "template.yaml").read_text())["Resources"]
     assert sam[worker]["Properties"]["CodeUri"] == sam[http_name]["Properties"]["CodeUri"]
@@ -301,7 +335,7 @@ def test_the_validator_catches_bugs_that_only_show_after_the_transform(tmp_path:
     text = (ROOT / "template.yaml").read_text()
     bad.write_text(
         text.replace("Runtime: python3.13", "Runtime: python3.99")
-        .replace("Timeout: 29", "Timeout: 1200")
+        .replace("Timeout: 900 # TaskQueue", "Timeout: 1200 # TaskQueue")
         .replace("VisibilityTimeout: 960", "VisibilityTimeout: 600")
     )
     done = _validate(bad, tmp_path / "out.json")

@@ -154,3 +154,16 @@ async def test_roots_logs_and_listing_on_both_eras(version: str) -> None:
 async def test_an_unknown_protocol_version_is_refused_up_front() -> None:
     with pytest.raises(ValueError, match="unknown protocol version"):
         Client(approvals, protocol_version="2024-01-01")
+
+
+def test_the_client_on_another_event_loop_says_what_to_write() -> None:
+    import anyio
+
+    app = load_app(str(ROOT / "examples/weather/server.py"))
+
+    async def use() -> None:
+        async with Client(app):
+            pass
+
+    with pytest.raises(RuntimeError, match="runs on asyncio: .* `anyio_backend` that returns 'asyncio'"):
+        anyio.run(use, backend="trio")

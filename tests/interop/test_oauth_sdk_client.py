@@ -23,8 +23,9 @@ import pytest
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 
+from tests.support.facade_clients import MemoryTokens
 from tests.support.processes import ROOT, ServerProcess, free_port, lambda_mcp_dev
 
 pytestmark = pytest.mark.anyio
@@ -64,26 +65,6 @@ def log_in(authorization_url: str, user: str) -> str:
             fields = {"prompt": "login", "login": user, "password": "pw"} if prompt.group(1) == "login" else {}
             response = browser.post(action, data=fields or {"prompt": prompt.group(1)})
     raise AssertionError("the authorization flow did not return to the client")
-
-
-class MemoryTokens:
-    """The SDK's `TokenStorage`: registration and tokens, in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 class HeadlessUser:

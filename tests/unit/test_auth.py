@@ -25,7 +25,7 @@ def test_the_auth_mode_must_be_chosen_where_the_http_function_runs() -> None:
         require_auth_choice({})
     require_auth_choice({"LAMBDA_MCP_AUTH": "none"})
     assert Settings.from_env({}, default_auth="none").auth == "none"
-    with pytest.raises(ConfigError, match="LAMBDA_MCP_AUTH must be one of none, jwt, gateway, not 'open'"):
+    with pytest.raises(ConfigError, match="LAMBDA_MCP_AUTH must be one of none, jwt, gateway, proxy, not 'open'"):
         Settings.from_env({"LAMBDA_MCP_AUTH": "open"})
 
 

@@ -124,6 +124,7 @@ LAYERS = {
     "state_keys": 3,
     "tasks": 4,
     "dispatch": 5,
+    "facade": 5,
     "transport": 6,
     "worker": 6,
     "kit": 7,
@@ -135,7 +136,9 @@ LAYERS = {
     "scaffold": 8,
     "local": 9,
     "remote": 9,
+    "serving": 10,
     "cli": 11,
+    "__main__": 12,
     "": 10,
 }
 """Each part of the package by its layer: a module imports only its own part and the layers below."""

@@ -162,4 +162,6 @@ def guard_for(settings: Settings, issuer: Issuer | None = None) -> Guard:
         return BearerGuard(validator, scopes, settings.auth_audience or settings.resource_url)
     if settings.auth == "gateway":
         return GatewayGuard(scopes)
+    if settings.auth == "proxy":  # fail closed: the facade's guard is the only one for its tokens
+        raise ConfigError("LAMBDA_MCP_AUTH=proxy: the guard comes from the authorization facade (build_kit wires it)")
     return OpenGuard()

@@ -13,9 +13,15 @@ from ..auth.authorizer import authorize
 from ..auth.guard import BearerGuard, guard_for
 from ..config import ConfigError, Settings
 
-_guard = guard_for(Settings.from_env())
+_settings = Settings.from_env()
+if _settings.auth == "proxy":  # the authorization facade's own tokens
+    from ..facade.routes import token_guard
+
+    _guard: object = token_guard(_settings)
+else:
+    _guard = guard_for(_settings)
 if not isinstance(_guard, BearerGuard):
-    raise ConfigError("the authorizer needs LAMBDA_MCP_AUTH=jwt (and LAMBDA_MCP_AUTH_ISSUER)")
+    raise ConfigError("the authorizer needs LAMBDA_MCP_AUTH=jwt (and LAMBDA_MCP_AUTH_ISSUER) or proxy")
 guard: BearerGuard = _guard
 
 

@@ -90,7 +90,7 @@ def serve(target: str, host: str, port: int, api: ApiType = "http", caller: Call
     prepare_queues()  # before the kit is built: it reads the queue URL
     invoker = _Invoker()
     authorize = None
-    if api == "rest" and os.environ["LAMBDA_MCP_AUTH"] == "jwt":  # template.yaml's authorizer in front
+    if api == "rest" and os.environ["LAMBDA_MCP_AUTH"] in ("jwt", "proxy"):  # template.yaml's authorizer in front
         authorize = _Invoker("lambda_mcp.entrypoints.authorizer").invoke
     worker = start_local_worker()  # after the HTTP handler: both share its kit
     gateway = Gateway(api, invoker.invoke, authorize, caller)

@@ -3,6 +3,7 @@ one line per request."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
@@ -34,11 +35,26 @@ def serve(target: str, host: str, port: int) -> None:
         sock.close()
 
 
+def dev_signing_key() -> None:
+    """`LAMBDA_MCP_AUTH=proxy` without a signing key: generate one for this run (the environment passes it
+    to the dev server's child processes); a deployment names a KMS key instead."""
+    if os.environ.get("LAMBDA_MCP_AUTH", "").lower() != "proxy":
+        return
+    if os.environ.get("LAMBDA_MCP_AUTH_SIGNING_KEY") or os.environ.get("LAMBDA_MCP_AUTH_SIGNING_KEY_ID"):
+        return
+    from ..facade.signing import generate_pem
+
+    os.environ["LAMBDA_MCP_AUTH_SIGNING_KEY"] = generate_pem()
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A socket bound to `host:port` and listening; an `OSError` whose message says which address and
     what to do when it cannot be."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, as getaddrinfo would: asyncio turns Nagle off (TCP_NODELAY) only on a connection whose
+    # socket says so, and with Nagle on, a response written in two parts waited for the client's delayed ACK:
+    # 40 ms on every request after a connection's first.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -41,7 +41,12 @@ ApiType = Literal["http", "rest", "url"]
 API_TYPES: tuple[ApiType, ...] = ("http", "rest", "url")
 REST_STAGE = "v1"
 """The REST API's stage in template.yaml."""
-REST_ROUTES = frozenset({"/mcp", WELL_KNOWN, WELL_KNOWN + "/mcp", AUTHORIZATION_SERVER_METADATA})
+REST_ROUTES = frozenset({"/mcp", WELL_KNOWN, WELL_KNOWN + "/mcp", AUTHORIZATION_SERVER_METADATA}) | frozenset(
+    {
+        "/.well-known/openid-configuration",
+        *(f"/oauth/{name}" for name in ("register", "authorize", "consent", "callback", "token", "jwks")),
+    }
+)
 """The paths template.yaml routes on the REST API (every other path: 403 Missing Authentication Token)."""
 REMAPPED = {
     "http": frozenset({"www-authenticate"}),

@@ -80,6 +80,8 @@ def create_project(name: str, parent: Path, kit_wheel: Path | None = None) -> Pa
             (target / relative.removesuffix(".tmpl")).write_text(text, encoding="utf-8")
         else:
             destination.write_bytes(source.read_bytes())
+            if relative.endswith(".sh"):
+                destination.chmod(0o755)  # run.sh: the streaming function's handler, run by LWA's wrapper
     if (target / "gitignore").exists():
         (target / "gitignore").rename(target / ".gitignore")
     kit.write(target / "builds" / "kit")

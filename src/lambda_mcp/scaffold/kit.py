@@ -86,7 +86,8 @@ def write_running_wheel(destination: Path) -> None:
     distribution = metadata.distribution("lambda-mcp")
     version = distribution.version
     info = f"lambda_mcp-{version}.dist-info"
-    files = {f"lambda_mcp/{path.relative_to(PACKAGE).as_posix()}": path.read_bytes() for path in _package_files()}
+    sources = {f"lambda_mcp/{path.relative_to(PACKAGE).as_posix()}": path for path in _package_files()}
+    files = {name: path.read_bytes() for name, path in sources.items()}
     files[f"{info}/METADATA"] = (distribution.read_text("METADATA") or "").encode()
     entry_points = distribution.read_text("entry_points.txt")
     if entry_points:
@@ -98,7 +99,8 @@ def write_running_wheel(destination: Path) -> None:
     with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as wheel:
         for name, data in files.items():
             entry = zipfile.ZipInfo(name, TIMESTAMP)
-            entry.external_attr = 0o644 << 16
+            executable = name in sources and sources[name].stat().st_mode & 0o111
+            entry.external_attr = (0o755 if executable else 0o644) << 16  # run.sh keeps its exec bit
             entry.compress_type = zipfile.ZIP_DEFLATED
             wheel.writestr(entry, data)
     temporary.replace(destination)

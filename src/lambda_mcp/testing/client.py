@@ -119,6 +119,7 @@ class Client:
 
     # -- lifecycle ------------------------------------------------------------------------
     async def __aenter__(self) -> Client:
+        _require_asyncio()
         if self._catcher is not None:
             self._catcher.install()
         await self.app.lifespans.start()
@@ -365,3 +366,17 @@ def _result(response: Response) -> dict[str, Any]:
         raise RequestFailed(final["error"], status=response.status)
     result: dict[str, Any] = final["result"]
     return result
+
+
+def _require_asyncio() -> None:
+    """The kit runs on asyncio (as Lambda and uvicorn run it): say so, rather than fail deep inside, when
+    a test runs on another event loop (anyio's pytest plugin also runs trio when it is installed)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            "lambda_mcp.testing.Client runs on asyncio: with anyio's pytest plugin, add to conftest.py a fixture"
+            " `anyio_backend` that returns 'asyncio' (lambda-mcp new's tests/conftest.py has one)"
+        ) from None

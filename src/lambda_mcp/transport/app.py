@@ -8,7 +8,7 @@ request). Everything else is a small Starlette application.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -19,6 +19,8 @@ from ..auth.metadata import AUTHORIZATION_SERVER_METADATA, WELL_KNOWN
 from .cors import Cors
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from ..server.lifespan import Lifespan
     from .access import Access
 
@@ -69,11 +71,17 @@ class HttpApp:
 
 
 def create_app(
-    endpoint: ASGIApp, access: Access, lifespan: Lifespan, origins: tuple[str, ...], path: str = "/mcp"
+    endpoint: ASGIApp,
+    access: Access,
+    lifespan: Lifespan,
+    origins: tuple[str, ...],
+    path: str = "/mcp",
+    routes: Callable[[], Sequence[BaseRoute]] | None = None,
 ) -> HttpApp:
     """`/mcp` to `endpoint` (every method: the endpoint answers 405 itself), the protected resource
     metadata at both well-known forms, the authorization server metadata for 2025-03-26 clients, and
-    `/healthz`; CORS for the allowed browser `origins`."""
+    `/healthz`; CORS for the allowed browser `origins`. `routes` (the authorization facade's, built
+    on first use) come first, so the facade's own metadata replaces the copy of an issuer's."""
 
     def others() -> ASGIApp:
         from starlette.applications import Starlette
@@ -81,6 +89,7 @@ def create_app(
 
         app = Starlette(
             routes=[
+                *(routes() if routes is not None else ()),
                 Route(WELL_KNOWN + path, access.protected_resource, methods=["GET"]),
                 Route(WELL_KNOWN, access.protected_resource, methods=["GET"]),
                 Route(AUTHORIZATION_SERVER_METADATA, access.authorization_server, methods=["GET"]),

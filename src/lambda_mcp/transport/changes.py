@@ -55,15 +55,20 @@ def notification_for(
     return None
 
 
-async def follow(feed: ChangeFeed) -> AsyncIterator[Published | None]:
-    """The changes published in this process from now on, and None every `KEEP_ALIVE_SECONDS` without one."""
+async def follow(
+    feed: ChangeFeed, every: float = KEEP_ALIVE_SECONDS, until: float | None = None
+) -> AsyncIterator[Published | None]:
+    """The changes published in this process from now on, and None every `every` seconds without one;
+    it ends at the epoch time `until` (None: never)."""
     queue = feed.listen()
     try:
-        while True:
+        while until is None or time.time() < until:
             try:
-                yield await asyncio.wait_for(queue.get(), timeout=KEEP_ALIVE_SECONDS)
+                wait = every if until is None else max(0.0, min(every, until - time.time()))
+                yield await asyncio.wait_for(queue.get(), timeout=wait)
             except TimeoutError:
-                yield None
+                if until is None or time.time() < until:
+                    yield None
     finally:
         feed.close(queue)
 

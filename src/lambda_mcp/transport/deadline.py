@@ -3,7 +3,9 @@
 A buffered transport's response must end before the Lambda invocation does (API Gateway delivers it
 only then), so a wait (a legacy `tasks/result`, a hold) ends `SAFETY_SECONDS` before the invocation's
 remaining time runs out, or after `max_wait_seconds`, whichever comes first. A streaming server's
-waits have no invocation: only `max_wait_seconds` bounds them.
+waits have no invocation: only `max_wait_seconds` bounds them. Behind the Lambda Web Adapter
+(`lambda-mcp serve`) a streaming response has one: it ends `SAFETY_SECONDS` before the invocation
+does (`stream_deadline`), whatever it was waiting for.
 """
 
 from __future__ import annotations
@@ -27,6 +29,17 @@ def deadline(scope: Scope, max_wait_seconds: float) -> float:
     if callable(remaining):
         wait = min(wait, remaining() / 1000 - SAFETY_SECONDS)
     return time.time() + max(0.0, wait)
+
+
+def stream_deadline(scope: Scope) -> float | None:
+    """When a streaming response must end (an epoch time), None when nothing bounds it (`lambda-mcp dev`):
+    `SAFETY_SECONDS` before the end of the Lambda invocation that carries it (`lambda-mcp serve` behind
+    the Lambda Web Adapter puts its clock in the scope as `aws.context`)."""
+    remaining = getattr(scope.get("aws.context"), "get_remaining_time_in_millis", None)
+    if not callable(remaining):
+        return None
+    left: float = remaining() / 1000
+    return time.time() + max(0.0, left - SAFETY_SECONDS)
 
 
 def still_running() -> dict[str, Any]:

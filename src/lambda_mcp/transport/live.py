@@ -44,6 +44,11 @@ class LiveCall:
         self._logging = asyncio.Lock()
         self._changed = asyncio.Condition()
 
+    @property
+    def resumable(self) -> bool:
+        """Whether the call's SSE events carry ids a `Last-Event-ID` can resume from."""
+        return self._log is not None
+
     async def push(self, message: dict[str, Any] | None) -> None:
         async with self._logging:
             event_id = None

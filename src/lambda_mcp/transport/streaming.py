@@ -6,12 +6,17 @@ keeps running between HTTP requests and its SSE stream carries what it sends as 
   handler may close the stream (`ctx.close_sse_stream()`) and the client resumes with `Last-Event-ID`;
 - server-to-client requests go out on the call's stream and wait for the client's response POST;
 - `subscriptions/listen` and the legacy GET stream follow the in-process change feed;
-- closing a 2026 response cancels its call.
+- closing a 2026 response cancels its call;
+- a quiet stream carries keep-alive comments; behind the Lambda Web Adapter every stream ends before
+  the invocation does (`deadline.stream_deadline`): a resumable call's stream with `retry:` (the call
+  goes on), any other call's with an error response (the call is cancelled), listen and GET streams
+  simply end (the client reconnects).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,6 +29,7 @@ from ..config import Settings
 from ..dispatch.context import Channel
 from ..dispatch.dispatcher import Dispatcher
 from ..protocol import jsonrpc, revisions
+from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.ids import ChangesCursor, InputId, LiveInputId
 from ..protocol.jsonrpc import RequestId
 from ..protocol.names import SUBSCRIPTION_ID
@@ -31,6 +37,7 @@ from ..server.app import MCPApp
 from ..storage.ports import EventLog, SessionStore
 from ..storage.records import SessionRecord
 from . import changes, sse
+from .deadline import stream_deadline
 from .inbound import Call, Listen, Resume
 from .live import LiveCall, PendingRequests
 from .oneshot import run_to_end
@@ -53,6 +60,7 @@ class StreamingTransport:
         self.in_flight: dict[tuple[str, str], LiveCall] = {}
         """Running calls by (session, request id): what `notifications/cancelled` and DELETE stop."""
         self.pending = PendingRequests()
+        self.keep_alive = sse.keep_alive_seconds()
 
     async def call(self, http: Request, call: Call) -> Response:
         if not call.accepts.sse:
@@ -93,24 +101,32 @@ class StreamingTransport:
             await live.push(None)  # the priming event: an id and empty data, first on an SSE stream
             first = 1
         live.task = asyncio.create_task(run())
-        # JSON when the call ends without sending anything else; SSE once it sends a message or closes
-        await live.wait(first, 0)
+        # JSON when the call ends without sending anything else; SSE once it sends a message or closes, or
+        # once it stayed quiet for a keep-alive interval (the stream then carries keep-alive comments)
+        until = stream_deadline(http.scope)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(live.wait(first, 0), self._quiet(until))
         headers = {"mcp-session-id": live.opened} if live.opened else None
         if live.finished and len(live.events) <= first + 1 and call.accepts.json:
             if session_id is not None:
                 self.calls.pop((session_id, live.stream_id), None)
             return json_reply(live.response, live.status, headers)  # nothing was logged: no storage write
         await live.commit()
-        return _stream(self._follow(live, 0, 0), headers)
+        return _stream(self._follow(live, 0, 0, until), headers)
 
-    async def _follow(self, live: LiveCall, position: int, generation: int) -> AsyncIterator[bytes]:
-        """Relay a call's events from `position` until its response, or until the handler closes the stream.
+    async def _follow(
+        self, live: LiveCall, position: int, generation: int, until: float | None = None
+    ) -> AsyncIterator[bytes]:
+        """Relay a call's events from `position` until its response, until the handler closes the stream,
+        or until `until` (an epoch time; None: no limit), with keep-alive comments while it is quiet.
 
         `generation` is the call's stream generation when this HTTP response was created: a close
         requested after that (even before the body starts) ends this response.
         """
         delivered = False
         try:
+            if position >= len(live.events) and not live.finished:
+                yield sse.KEEP_ALIVE  # nothing to send yet: the first bytes, before any idle timeout counts
             while True:
                 while position < len(live.events):
                     event_id, outgoing = live.events[position]
@@ -126,12 +142,33 @@ class StreamingTransport:
                     last_id = next((eid for eid, _ in reversed(live.events[:position]) if eid), None)
                     yield sse.event(None, last_id, retry_ms=self.settings.retry_ms)
                     return
-                await live.wait(position, generation)
+                if until is not None and time.time() >= until:
+                    yield self._out_of_time(live, position)
+                    return
+                try:
+                    await asyncio.wait_for(live.wait(position, generation), self._quiet(until))
+                except TimeoutError:
+                    if until is None or time.time() < until:
+                        yield sse.KEEP_ALIVE
         finally:
             if delivered and live.session_id is not None:
                 self.calls.pop((live.session_id, live.stream_id), None)
             elif not delivered and live.generation == generation and live.session_id is None:
                 live.cancel()  # 2026: closing the response stream is cancellation
+
+    def _quiet(self, until: float | None) -> float:
+        """How long a stream may stay quiet: a keep-alive interval, or until `until` if that comes first."""
+        return self.keep_alive if until is None else max(0.0, min(self.keep_alive, until - time.time()))
+
+    def _out_of_time(self, live: LiveCall, position: int) -> bytes:
+        """The last bytes of a call's stream at the invocation's deadline: `retry:` after the last event id
+        when the client can resume it (the call goes on), else an error response (the call is cancelled)."""
+        if live.resumable:
+            last_id = next((eid for eid, _ in reversed(live.events[:position]) if eid), None)
+            return sse.event(None, last_id, retry_ms=self.settings.retry_ms)
+        live.cancel()
+        message = "The call did not finish before the function's timeout (its stream had to end)"
+        return sse.event(jsonrpc.error_message(live.request_id, {"code": INTERNAL_ERROR, "message": message}))
 
     async def listen(self, http: Request, listen: Listen) -> Response:
         meta = {SUBSCRIPTION_ID: listen.message.id}
@@ -139,11 +176,13 @@ class StreamingTransport:
             "notifications/subscriptions/acknowledged", {"notifications": listen.honoured, "_meta": meta}
         )
 
+        until = stream_deadline(http.scope)
+
         async def stream() -> AsyncIterator[bytes]:
             yield sse.event(ack)
-            async for change in changes.follow(self.app.changes):
+            async for change in changes.follow(self.app.changes, self.keep_alive, until):
                 if change is None:
-                    yield b": keep-alive\n\n"
+                    yield sse.KEEP_ALIVE
                     continue
                 notification = changes.notification_for(change, listen.honoured, listen.principal, meta)
                 if notification is not None:
@@ -156,7 +195,7 @@ class StreamingTransport:
         (live if the call still runs here, else replayed from the event log)."""
         last, session = resume.last, resume.session
         if last is None:
-            return _stream(self._session_stream(session, resume.context.scopes))
+            return _stream(self._session_stream(session, resume.context.scopes, stream_deadline(http.scope)))
         if isinstance(last, ChangesCursor):
             return unknown_event_id()  # only buffered GET streams mint change cursors
         live = self.calls.get((session.session_id, last.stream))
@@ -168,18 +207,21 @@ class StreamingTransport:
         if live is not None:
             position = live.position_after(last.format())
             if position is not None:
-                return _stream(self._follow(live, position, live.generation))
+                return _stream(self._follow(live, position, live.generation, stream_deadline(http.scope)))
         replay = await self.events.after(session.session_id, last.format())
         if replay is None:
             return unknown_event_id()
         return sse_reply(b"".join(sse.event(e.message, e.event_id) for e in replay[1] if e.message is not None))
 
-    async def _session_stream(self, session: SessionRecord, scopes: frozenset[str] | None) -> AsyncIterator[bytes]:
-        """The standalone GET stream: list changes and updates of subscribed resources."""
+    async def _session_stream(
+        self, session: SessionRecord, scopes: frozenset[str] | None, until: float | None
+    ) -> AsyncIterator[bytes]:
+        """The standalone GET stream: list changes and updates of subscribed resources, until `until` (then
+        with `retry:`: the client opens it again)."""
         yield b": stream open\n\n"
-        async for change in changes.follow(self.app.changes):
+        async for change in changes.follow(self.app.changes, self.keep_alive, until):
             if change is None:
-                yield b": keep-alive\n\n"
+                yield sse.KEEP_ALIVE
                 continue
             subscriptions = session.subscriptions
             if change.kind == "resource":
@@ -191,6 +233,7 @@ class StreamingTransport:
             notification = changes.notification_for(change, wanted, session.principal)
             if notification is not None:
                 yield sse.event(notification)
+        yield sse.retry_only(self.settings.retry_ms)  # reached `until`: the client opens the stream again
 
     async def answer(self, session_id: str, answered: InputId, response: dict[str, Any]) -> None:
         if isinstance(answered, LiveInputId):

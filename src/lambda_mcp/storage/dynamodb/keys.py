@@ -9,6 +9,7 @@
 | change feed entry | `CHANGES` (shard 0), `CHANGES#<n>` | `<cursor>` (microseconds, zero-padded, then a nonce) |
 | task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
 | a task's stop flag | `TASK#<task id>` | `STOP` (a cancel's mark, which a running worker polls: a few bytes) |
+| a facade row | `FACADE#<kind>#<key>` | `FACADE` (clients, codes, refresh tokens, consents: `dynamodb.facade`) |
 
 `expires_at` (epoch seconds) is the table's TTL attribute; every read also filters on it,
 because DynamoDB deletes expired items up to days late (and moto never does).
@@ -95,3 +96,10 @@ def due_pks(shards: int) -> list[str]:
 
 def due_sk(due: float, task_id: str) -> str:
     return f"{due:017.6f}#{task_id}"
+
+
+FACADE_SK = "FACADE"
+
+
+def facade_pk(kind: str, key: str) -> str:
+    return f"FACADE#{kind}#{key}"

@@ -1,0 +1,16 @@
+"""OAuth errors the facade answers with: RFC 6749 codes and fixed descriptions, never internal text."""
+
+from __future__ import annotations
+
+
+class OAuthError(Exception):
+    """A refusal: the RFC 6749 / 7591 `error` code, a fixed description, the HTTP status."""
+
+    def __init__(self, error: str, description: str, status: int = 400) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+
+    def body(self) -> dict[str, str]:
+        return {"error": self.error, "error_description": self.description}

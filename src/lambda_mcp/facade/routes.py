@@ -1,0 +1,263 @@
+"""`Facade`: the authorization facade's parts, its HTTP routes, and the guard `/mcp` uses in `proxy` mode.
+
+| route | what |
+|---|---|
+| `GET /.well-known/oauth-authorization-server` (and `/.well-known/openid-configuration`) | RFC 8414 metadata |
+| `POST /oauth/register` | Dynamic Client Registration (RFC 7591) |
+| `GET /oauth/authorize`, `POST /oauth/consent`, `GET /oauth/callback` | the browser flow (`authorize`) |
+| `POST /oauth/token` | the grants (`grants`) |
+| `GET /oauth/jwks` | the public key of the facade's tokens |
+
+Paths are relative to the facade's base: the MCP URL without `/mcp` (a REST API's stage included).
+`/mcp` validates the facade's own tokens with the kit's token validator (`auth.tokens`), its keys
+taken from the signer, never fetched over HTTP. Refusals are RFC 6749 JSON, fixed text only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..auth.fetch import Deadline, FetchError
+from ..auth.guard import BearerGuard
+from ..auth.issuer import Issuer
+from ..config import LOOPBACK_NAMES, Settings
+from ..storage.errors import StorageError
+from ..storage.facade import FacadeStore
+from .authorize import AuthorizeFlow
+from .clients import MAX_METADATA_BYTES, Clients
+from .errors import OAuthError
+from .grants import Grants
+from .pages import error_page
+from .signing import Signer, SigningError, jwks, signer_for
+from .upstream import Upstream, UpstreamError
+
+logger = logging.getLogger("lambda_mcp.auth")
+_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def _json(document: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(document, status, headers={**_NO_STORE, **(headers or {})})
+
+
+def token_guard(settings: Settings, signer: Signer | None = None) -> BearerGuard:
+    """The guard of `/mcp` in `proxy` mode (also the REST API authorizer's): the facade's own tokens, for
+    its resource, their key taken from the signer (never fetched over HTTP)."""
+    from ..auth.tokens import TokenValidator
+
+    issuer_url, resource = settings.auth_issuer, settings.proxy_resource
+    assert issuer_url and resource, "Settings.check ensures proxy mode names its resource"
+    signer = signer or signer_for(settings.auth_signing_key, settings.auth_signing_key_id)
+
+    def keys(url: str, deadline: Deadline) -> dict[str, Any]:
+        try:
+            return jwks(signer)
+        except SigningError as exc:  # KMS unreachable or denied: 503 and a retry, as for an issuer that is down
+            raise FetchError(str(exc)) from None
+
+    issuer = Issuer(issuer_url, jwks_url=issuer_url + "/oauth/jwks", fetch=keys)
+    return BearerGuard(TokenValidator(issuer, token_type="at+jwt"), frozenset(settings.auth_scopes), resource)
+
+
+def refusal(exc: OAuthError) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Basic realm="oauth"'} if exc.status == 401 else {}
+    if exc.status == 429:
+        headers["Retry-After"] = "60"
+    return _json(exc.body(), exc.status, headers)
+
+
+class Facade:
+    def __init__(
+        self,
+        settings: Settings,
+        store: FacadeStore,
+        *,
+        signer: Signer | None = None,
+        upstream: Upstream | None = None,
+        server_name: str = "this MCP server",
+        registrations_per_window: int | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        resource, issuer = settings.proxy_resource, settings.auth_issuer
+        assert resource and issuer, "Settings.check ensures proxy mode names its resource"
+        self.settings = settings
+        self.resource = resource
+        self.issuer = issuer
+        self.base_path = urlsplit(issuer).path.rstrip("/")
+        self.store = store
+        self.clock = clock
+        self.server_name = server_name
+        self.signer = signer or signer_for(settings.auth_signing_key, settings.auth_signing_key_id)
+        self.upstream = upstream or Upstream(settings, issuer + "/oauth/callback")
+        local = (urlsplit(resource).hostname or "") in LOOPBACK_NAMES
+        extra = {} if registrations_per_window is None else {"registrations_per_window": registrations_per_window}
+        self.clients = Clients(store, allow_loopback_documents=local, clock=clock, **extra)
+        self.flow = AuthorizeFlow(self)
+        self.grants = Grants(self)
+        self._guard: BearerGuard | None = None
+
+    def path(self, route: str) -> str:
+        """A facade route as the browser must request it (a REST API's stage in front)."""
+        return self.base_path + route
+
+    def grantable(self, requested: str | None) -> list[str]:
+        """The scopes to grant: the configured ones when none are asked for, else those asked (which must
+        all be configured; `offline_access` aside)."""
+        configured = list(self.settings.auth_scopes)
+        # `offline_access` asks for a refresh token, which every sign-in gets: accepted, never granted as a scope
+        asked = [scope for scope in dict.fromkeys((requested or "").split()) if scope != "offline_access"]
+        if not asked:
+            return configured
+        if not set(asked) <= set(configured):
+            raise OAuthError("invalid_scope", "a requested scope is not offered by this server")
+        return asked
+
+    # -- the guard of /mcp ----------------------------------------------------------------------------
+    @property
+    def guard(self) -> BearerGuard:
+        if self._guard is None:
+            self._guard = token_guard(self.settings, self.signer)
+        return self._guard
+
+    # -- routes ---------------------------------------------------------------------------------------
+    def routes(self) -> list[Route]:
+        return [
+            Route("/.well-known/oauth-authorization-server", self.metadata, methods=["GET"]),
+            Route("/.well-known/openid-configuration", self.openid_metadata, methods=["GET"]),
+            Route("/oauth/register", self.register, methods=["POST"]),
+            Route("/oauth/authorize", self.authorize, methods=["GET"]),
+            Route("/oauth/consent", self.consent, methods=["POST"]),
+            Route("/oauth/callback", self.callback, methods=["GET"]),
+            Route("/oauth/token", self.token, methods=["POST"]),
+            Route("/oauth/jwks", self.jwks, methods=["GET"]),
+        ]
+
+    async def openid_metadata(self, request: Request) -> Response:
+        """The same document where OpenID discovery looks: with a path in the issuer (a REST API's stage) it
+        is the only well-known form the stage can route. Clients that parse it as OpenID provider metadata
+        (the TypeScript SDK) require the two fields OpenID makes mandatory; the facade issues no ID tokens."""
+        document = self._metadata() | {
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["ES256"],
+        }
+        return JSONResponse(document, headers={"Cache-Control": "max-age=300"})
+
+    async def metadata(self, request: Request) -> Response:
+        return JSONResponse(self._metadata(), headers={"Cache-Control": "max-age=300"})
+
+    def _metadata(self) -> dict[str, Any]:
+        base = self.issuer
+        return {
+            "issuer": base,
+            "authorization_endpoint": base + "/oauth/authorize",
+            "token_endpoint": base + "/oauth/token",
+            "registration_endpoint": base + "/oauth/register",
+            "jwks_uri": base + "/oauth/jwks",
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "scopes_supported": list(self.settings.auth_scopes),
+            "client_id_metadata_document_supported": True,
+            "authorization_response_iss_parameter_supported": True,
+        }
+
+    async def jwks(self, request: Request) -> Response:
+        import asyncio
+
+        try:
+            document = await asyncio.to_thread(jwks, self.signer)
+        except SigningError as exc:
+            logger.error("auth: the facade's signing key is unavailable: %s", exc)
+            return _json(
+                {"error": "temporarily_unavailable", "error_description": "the signing key is unavailable"}, 503
+            )
+        return JSONResponse(document, headers={"Cache-Control": "max-age=300"})
+
+    async def register(self, request: Request) -> Response:
+        body = await _bounded_body(request, MAX_METADATA_BYTES)
+        try:
+            if body is None:
+                raise OAuthError("invalid_client_metadata", f"client metadata is limited to {MAX_METADATA_BYTES} bytes")
+            try:
+                metadata = json.loads(body)
+            except ValueError:
+                raise OAuthError("invalid_client_metadata", "the body must be a JSON object") from None
+            if not isinstance(metadata, dict):
+                raise OAuthError("invalid_client_metadata", "the body must be a JSON object")
+            return _json(await self.clients.register(metadata), 201)
+        except OAuthError as exc:
+            return refusal(exc)
+        except StorageError as exc:
+            return _unavailable(exc)
+
+    async def authorize(self, request: Request) -> Response:
+        try:
+            return await self.flow.authorize(request)
+        except (StorageError, SigningError) as exc:
+            return _unavailable_page(exc)
+
+    async def consent(self, request: Request) -> Response:
+        if (await _bounded_body(request, 4096)) is None:
+            return error_page("Bad request", "the consent form is too large", 413)
+        try:
+            return await self.flow.consent(request)
+        except (StorageError, SigningError) as exc:
+            return _unavailable_page(exc)
+
+    async def callback(self, request: Request) -> Response:
+        try:
+            return await self.flow.callback(request)
+        except (StorageError, SigningError, OAuthError) as exc:
+            return _unavailable_page(exc)
+
+    async def token(self, request: Request) -> Response:
+        if (await _bounded_body(request, 16_384)) is None:
+            return refusal(OAuthError("invalid_request", "the request body is too large"))
+        try:
+            return _json(await self.grants.token(request))
+        except OAuthError as exc:
+            return refusal(exc)
+        except (StorageError, SigningError, UpstreamError) as exc:
+            return _unavailable(exc)
+
+
+async def _bounded_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None when it is over `limit` bytes (read no further than that). The form parser then
+    reads the body kept on the request."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # Starlette's own cache of the body: `form()` parses it from there
+    return body
+
+
+def _unavailable(exc: Exception) -> JSONResponse:
+    logger.error("auth: the facade cannot answer: %s", exc)
+    body = {
+        "error": "temporarily_unavailable",
+        "error_description": "the authorization server is unavailable; try again",
+    }
+    return _json(body, 503, {"Retry-After": "5"})
+
+
+def _unavailable_page(exc: Exception) -> Response:
+    logger.error("auth: the facade cannot answer: %s", exc)
+    return error_page("Sign-in is unavailable", "the authorization server is unavailable; try again", 503)

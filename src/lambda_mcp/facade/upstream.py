@@ -1,0 +1,179 @@
+"""The upstream OpenID provider as the facade uses it: where to send the user, and what its code is worth.
+
+Its metadata and keys come from `auth.issuer.Issuer` (discovered once, failures remembered); the
+user's subject comes from the ID token (validated like any token: signature from its JWKS, `iss`,
+`aud` = the facade's client, `exp`, and the `nonce` the facade sent), else from the userinfo
+endpoint. The client secret is `LAMBDA_MCP_AUTH_UPSTREAM_CLIENT_SECRET`, or the Secrets Manager
+secret `…_SECRET_ARN` names, read when first needed and cached for five minutes. The upstream's tokens
+are used for that one lookup and dropped. Everything here blocks except `subject`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import urlencode
+
+from ..auth.fetch import FetchError
+from ..auth.issuer import Issuer, IssuerUnavailable
+from ..config import Settings, secure_url
+from .errors import OAuthError
+
+MAX_BYTES = 65_536
+TIMEOUT_SECONDS = 10.0
+SECRET_MAX_AGE = 300
+
+
+class UpstreamError(Exception):
+    """The upstream refused or failed (logged in full; the client sees a fixed error)."""
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        raise UpstreamError("the upstream answered with a redirect")
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _call(request: urllib.request.Request) -> dict[str, Any]:
+    if not secure_url(request.full_url):
+        raise UpstreamError(f"refusing {request.full_url}: https:// is required (http:// only on loopback)")
+    try:
+        with _OPENER.open(request, timeout=TIMEOUT_SECONDS) as response:
+            body = response.read(MAX_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        detail = exc.read(2048).decode(errors="replace")
+        raise UpstreamError(f"{request.full_url} answered {exc.code}: {detail}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise UpstreamError(f"could not reach {request.full_url}: {exc}") from None
+    try:
+        document = json.loads(body[:MAX_BYTES])
+    except ValueError:
+        raise UpstreamError(f"{request.full_url} did not answer JSON") from None
+    if not isinstance(document, dict):
+        raise UpstreamError(f"{request.full_url} did not answer a JSON object")
+    return document
+
+
+class Upstream:
+    def __init__(self, settings: Settings, redirect_uri: str, issuer: Issuer | None = None) -> None:
+        assert settings.auth_upstream_issuer and settings.auth_upstream_client_id
+        self.issuer = issuer or Issuer(settings.auth_upstream_issuer)
+        self.client_id = settings.auth_upstream_client_id
+        self.redirect_uri = redirect_uri
+        self.scopes = " ".join(dict.fromkeys(["openid", *settings.auth_scopes]))
+        self._secret = settings.auth_upstream_client_secret
+        self._secret_arn = settings.auth_upstream_client_secret_arn
+        self._secret_read_at = 0.0
+        self._validator: Any = None
+
+    def metadata(self) -> dict[str, Any]:
+        try:
+            return self.issuer.metadata()
+        except IssuerUnavailable as exc:
+            raise UpstreamError(str(exc)) from None
+
+    def _endpoint(self, name: str) -> str:
+        url = self.metadata().get(name)
+        if not isinstance(url, str) or not secure_url(url):
+            raise UpstreamError(f"the upstream's metadata names no usable {name}")
+        return url
+
+    def authorize_url(self, state: str, challenge: str, nonce: str) -> str:
+        query = {
+            "response_type": "code",
+            "client_id": self.client_id,
+            "redirect_uri": self.redirect_uri,
+            "scope": self.scopes,
+            "state": state,
+            "nonce": nonce,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+        endpoint = self._endpoint("authorization_endpoint")
+        return endpoint + ("&" if "?" in endpoint else "?") + urlencode(query)
+
+    def client_secret(self) -> str | None:
+        if self._secret_arn and time.monotonic() - self._secret_read_at > SECRET_MAX_AGE:
+            from aws_lambda_powertools.utilities.parameters import get_secret
+
+            try:
+                self._secret = str(get_secret(self._secret_arn, max_age=SECRET_MAX_AGE))
+            except Exception as exc:  # denied, throttled, unreachable
+                raise UpstreamError(f"the upstream client secret could not be read: {exc}") from exc
+            self._secret_read_at = time.monotonic()
+        return self._secret
+
+    def exchange(self, code: str, verifier: str) -> dict[str, Any]:
+        """The upstream's token response for `code` (client authentication: `client_secret_basic`, or
+        `client_secret_post` when the upstream supports only that; none for a public client)."""
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": verifier,
+        }
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+            "User-Agent": "lambda-mcp",
+        }
+        secret = self.client_secret()
+        methods = self.metadata().get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+        if secret is None or ("client_secret_basic" not in methods and "client_secret_post" in methods):
+            form["client_id"] = self.client_id
+            if secret is not None:
+                form["client_secret"] = secret
+        else:
+            pair = f"{_form_quote(self.client_id)}:{_form_quote(secret)}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        request = urllib.request.Request(
+            self._endpoint("token_endpoint"), urlencode(form).encode(), headers, method="POST"
+        )
+        return _call(request)
+
+    async def subject(self, tokens: dict[str, Any], nonce: str) -> str:
+        """The signed-in user's `sub`: from the validated ID token, else from userinfo."""
+        import asyncio
+
+        id_token = tokens.get("id_token")
+        if isinstance(id_token, str):
+            from ..auth.tokens import TokenError, TokenValidator
+
+            if self._validator is None:
+                self._validator = TokenValidator(self.issuer)
+            try:
+                identity = await self._validator.validate(id_token, self.client_id)
+            except (TokenError, IssuerUnavailable) as exc:
+                raise UpstreamError(f"the upstream's ID token is not acceptable: {exc}") from None
+            if identity.claims.get("nonce") != nonce:
+                raise UpstreamError("the upstream's ID token carries another nonce")
+            return str(identity.claims["sub"])
+        access = tokens.get("access_token")
+        if not isinstance(access, str):
+            raise UpstreamError("the upstream's token response holds neither an ID token nor an access token")
+        found = await asyncio.to_thread(self._userinfo, access)
+        sub = found.get("sub")
+        if not isinstance(sub, str) or not sub:
+            raise UpstreamError("the upstream's userinfo names no subject")
+        return sub
+
+    def _userinfo(self, access_token: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
+        return _call(urllib.request.Request(self._endpoint("userinfo_endpoint"), headers=headers))
+
+
+def _form_quote(value: str) -> str:
+    """RFC 6749 §2.3.1: client id and secret are form-encoded before Basic authentication."""
+    from urllib.parse import quote_plus
+
+    return quote_plus(value)
+
+
+def upstream_failure(exc: UpstreamError | FetchError) -> OAuthError:
+    return OAuthError("temporarily_unavailable", "the identity provider could not be reached; try again", 503)
