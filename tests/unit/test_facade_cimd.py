@@ -107,6 +107,10 @@ def test_urls_that_cannot_be_client_ids_are_refused(url: str) -> None:
         "fe80::1",
         "::ffff:10.0.0.1",
         "127.0.0.1",
+        # 6to4 addresses wrapping 10.0.0.1, 169.254.169.254 and 127.0.0.1 (review finding 6)
+        "2002:a00:1::1",
+        "2002:a9fe:a9fe::1",
+        "2002:7f00:1::1",
     ],
 )
 def test_a_host_resolving_to_a_private_address_is_never_fetched(monkeypatch: pytest.MonkeyPatch, address: str) -> None:

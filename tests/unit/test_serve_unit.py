@@ -108,3 +108,18 @@ def test_the_keep_alive_interval_comes_from_the_environment() -> None:
     assert sse.keep_alive_seconds({"LAMBDA_MCP_KEEP_ALIVE_SECONDS": "30"}) == 30
     with pytest.raises(ConfigError, match="LAMBDA_MCP_KEEP_ALIVE_SECONDS"):
         sse.keep_alive_seconds({"LAMBDA_MCP_KEEP_ALIVE_SECONDS": "0"})
+
+
+def test_a_readiness_path_of_its_own_is_answered_by_the_apps_health_check() -> None:
+    import asyncio
+
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(scope["path"])
+
+    ready = FromAdapter(app, trusted=False, function_timeout=None, readiness="/ready")
+    for path in ("/ready", "/healthz", "/mcp"):
+        asyncio.run(ready({**_scope(), "path": path, "method": "GET"}, None, None))  # type: ignore[arg-type]
+    asyncio.run(ready({**_scope(), "path": "/ready", "method": "POST"}, None, None))  # type: ignore[arg-type]
+    assert seen == ["/healthz", "/healthz", "/mcp", "/ready"]

@@ -16,8 +16,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
@@ -27,11 +25,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from .errors import OAuthError
+from .hashing import digest, s256
 from .pages import consent_page, error_page
 from .signing import mint, verify
 from .upstream import UpstreamError
 
 if TYPE_CHECKING:
+    from .clients import Client
     from .context import FacadeContext
 
 logger = logging.getLogger("lambda_mcp.auth")
@@ -43,18 +43,14 @@ BROWSER_COOKIE = "lmcp_browser"
 CONSENT_COOKIE = "lmcp_consent"
 
 
-def s256(verifier: str) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-
-
-def digest(*parts: str) -> str:
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
 def with_query(uri: str, params: dict[str, str]) -> str:
     parts = urlsplit(uri)
     query = "&".join(filter(None, [parts.query, urlencode(params)]))
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def _expired() -> Response:
+    return error_page("This sign-in has expired", "start again from the application")
 
 
 def _redirect(url: str) -> Response:
@@ -78,8 +74,7 @@ class AuthorizeFlow:
         state = params.get("state")
 
         def back(error: str, description: str) -> Response:
-            answer = {"error": error, "error_description": description, "iss": self.f.issuer}
-            return _redirect(with_query(redirect_uri, {**answer, **({"state": state} if state else {})}))
+            return self._back({"redirect_uri": redirect_uri, "state": state}, error, description)
 
         if state is not None and len(state) > MAX_STATE_CHARS:
             state = None
@@ -114,17 +109,20 @@ class AuthorizeFlow:
             response = await self._to_upstream(txn, pending)
         else:
             await self.f.store.put("pending", txn, pending, self.f.clock() + PENDING_SECONDS)
-            response = consent_page(
-                self.f.path("/oauth/consent"),
-                self.f.server_name,
-                client.display_name,
-                client.client_id,
-                redirect_uri,
-                scopes,
-                txn,
-            )
+            response = self._consent_page(client, redirect_uri, scopes, txn)
         self._set_cookie(response, BROWSER_COOKIE, browser, PENDING_SECONDS * 6)
         return response
+
+    def _consent_page(self, client: Client, redirect_uri: str, scopes: list[str], txn: str) -> Response:
+        return consent_page(
+            self.f.path("/oauth/consent"),
+            self.f.server_name,
+            client.display_name,
+            client.client_id,
+            redirect_uri,
+            scopes,
+            txn,
+        )
 
     async def _remembered(self, request: Request) -> str | None:
         cookie = request.cookies.get(CONSENT_COOKIE)
@@ -158,16 +156,16 @@ class AuthorizeFlow:
         found = await self.f.store.get("pending", txn, self.f.clock())
         browser = request.cookies.get(BROWSER_COOKIE)
         if found is None or browser is None or found[0]["browser"] != digest(browser):
-            return error_page("This sign-in has expired", "start again from the application", 400)
+            return _expired()
         pending = found[0]
         if pending["stage"] not in ("consent", "confirm"):
-            return error_page("This sign-in has expired", "start again from the application", 400)
+            return _expired()
         if decision == "deny":
             await self.f.store.delete("pending", txn)
             return self._deny(pending)
         if pending["stage"] == "confirm":
             if await self.f.store.take("pending", txn, self.f.clock()) is None:
-                return error_page("This sign-in has expired", "start again from the application", 400)
+                return _expired()
             return await self._issue_code(pending, pending["subject"])
         return await self._to_upstream(txn, {**pending, "stage": "approved"})
 
@@ -188,9 +186,9 @@ class AuthorizeFlow:
         pending = await self.f.store.take("pending", txn, self.f.clock()) if txn else None
         browser = request.cookies.get(BROWSER_COOKIE)
         if pending is None or browser is None or pending["browser"] != digest(browser):
-            return error_page("This sign-in has expired", "start again from the application")
+            return _expired()
         if pending["stage"] not in ("approved", "remembered"):
-            return error_page("This sign-in has expired", "start again from the application")
+            return _expired()
         if params.get("error") or not params.get("code"):
             logger.info("auth: the upstream refused the sign-in: %s", params.get("error", "no code"))
             return self._deny(pending)
@@ -209,15 +207,7 @@ class AuthorizeFlow:
                 "pending", txn, {**pending, "stage": "confirm", "subject": subject}, self.f.clock() + PENDING_SECONDS
             )
             client = await self.f.clients.find(pending["client_id"])
-            return consent_page(
-                self.f.path("/oauth/consent"),
-                self.f.server_name,
-                client.display_name,
-                client.client_id,
-                pending["redirect_uri"],
-                pending["scopes"],
-                txn,
-            )
+            return self._consent_page(client, pending["redirect_uri"], pending["scopes"], txn)
         return await self._issue_code(pending, subject)
 
     async def _issue_code(self, pending: dict[str, Any], subject: str) -> Response:

@@ -14,7 +14,6 @@ redirect URI matching.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import json
 import re
@@ -24,10 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..config import LOOPBACK_NAMES
+from ..config import secure_url
 from ..storage.facade import FacadeStore
 from .cimd import DocumentError, fetch_document, is_document_url
 from .errors import OAuthError
+from .hashing import digest
 
 MAX_METADATA_BYTES = 8192
 MAX_REDIRECT_URIS = 10
@@ -64,16 +64,7 @@ class Client:
     def secret_matches(self, secret: str | None) -> bool:
         if self.secret_hash is None:
             return True
-        return secret is not None and hmac.compare_digest(self.secret_hash, _hash(secret))
-
-
-def _hash(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
-
-
-def _loopback_http(uri: str) -> bool:
-    parts = urlsplit(uri)
-    return parts.scheme == "http" and (parts.hostname or "") in LOOPBACK_NAMES
+        return secret is not None and hmac.compare_digest(self.secret_hash, digest(secret))
 
 
 _LOOPBACK_NETLOC = re.compile(r"(127\.0\.0\.1|localhost|\[::1\])(?::([0-9]{1,5}))?")
@@ -116,7 +107,7 @@ def check_redirect_uri(uri: object) -> str:
         raise OAuthError("invalid_redirect_uri", "a redirect URI must be absolute, without a fragment")
     if "@" in parts.netloc or "\\" in uri:  # the consent page must name the host the browser will go to
         raise OAuthError("invalid_redirect_uri", "a redirect URI must carry no credentials and no backslash")
-    if scheme == "http" and not _loopback_http(uri):
+    if scheme == "http" and not secure_url(uri):  # http: loopback only
         raise OAuthError(
             "invalid_redirect_uri", "an http redirect URI must be on loopback (127.0.0.1, localhost, [::1])"
         )
@@ -191,7 +182,7 @@ class Clients:
             "redirect_uris": list(uris),
             "name": name,
             "auth_method": method,
-            "secret_hash": _hash(secret) if secret else None,
+            "secret_hash": digest(secret) if secret else None,
             "touched": now,
         }
         await self.store.put("client", client_id, row, now + CLIENT_TTL_SECONDS)

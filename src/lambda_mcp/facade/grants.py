@@ -23,9 +23,9 @@ from urllib.parse import unquote_plus
 
 from starlette.requests import Request
 
-from .authorize import digest, s256
 from .clients import Client
 from .errors import OAuthError
+from .hashing import digest, s256
 from .signing import mint
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -69,7 +68,6 @@ class Upstream:
         self.scopes = " ".join(dict.fromkeys(["openid", *settings.auth_scopes]))
         self._secret = settings.auth_upstream_client_secret
         self._secret_arn = settings.auth_upstream_client_secret_arn
-        self._secret_read_at = 0.0
         self._validator: Any = None
 
     def metadata(self) -> dict[str, Any]:
@@ -99,15 +97,15 @@ class Upstream:
         return endpoint + ("&" if "?" in endpoint else "?") + urlencode(query)
 
     def client_secret(self) -> str | None:
-        if self._secret_arn and time.monotonic() - self._secret_read_at > SECRET_MAX_AGE:
-            from aws_lambda_powertools.utilities.parameters import get_secret
+        """The plain setting, or the Secrets Manager secret (Powertools Parameters caches it `SECRET_MAX_AGE`)."""
+        if not self._secret_arn:
+            return self._secret
+        from aws_lambda_powertools.utilities.parameters import get_secret
 
-            try:
-                self._secret = str(get_secret(self._secret_arn, max_age=SECRET_MAX_AGE))
-            except Exception as exc:  # denied, throttled, unreachable
-                raise UpstreamError(f"the upstream client secret could not be read: {exc}") from exc
-            self._secret_read_at = time.monotonic()
-        return self._secret
+        try:
+            return str(get_secret(self._secret_arn, max_age=SECRET_MAX_AGE))
+        except Exception as exc:  # denied, throttled, unreachable
+            raise UpstreamError(f"the upstream client secret could not be read: {exc}") from exc
 
     def exchange(self, code: str, verifier: str) -> dict[str, Any]:
         """The upstream's token response for `code` (client authentication: `client_secret_basic`, or

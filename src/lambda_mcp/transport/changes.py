@@ -18,10 +18,10 @@ from ..server.app import MCPApp
 from ..server.changes import ChangeFeed, Published
 from ..storage.ports import ChangeLog
 from ..storage.records import Change
+from .deadline import quiet_seconds
 
 LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 """List kind -> the `subscriptions/listen` filter flag that asks for its `list_changed` notifications."""
-KEEP_ALIVE_SECONDS = 15.0
 
 
 def every_list(subscriptions: set[str] | list[str]) -> dict[str, Any]:
@@ -55,17 +55,14 @@ def notification_for(
     return None
 
 
-async def follow(
-    feed: ChangeFeed, every: float = KEEP_ALIVE_SECONDS, until: float | None = None
-) -> AsyncIterator[Published | None]:
+async def follow(feed: ChangeFeed, every: float, until: float | None = None) -> AsyncIterator[Published | None]:
     """The changes published in this process from now on, and None every `every` seconds without one;
     it ends at the epoch time `until` (None: never)."""
     queue = feed.listen()
     try:
         while until is None or time.time() < until:
             try:
-                wait = every if until is None else max(0.0, min(every, until - time.time()))
-                yield await asyncio.wait_for(queue.get(), timeout=wait)
+                yield await asyncio.wait_for(queue.get(), timeout=quiet_seconds(every, until))
             except TimeoutError:
                 if until is None or time.time() < until:
                     yield None

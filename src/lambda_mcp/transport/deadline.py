@@ -42,6 +42,12 @@ def stream_deadline(scope: Scope) -> float | None:
     return time.time() + max(0.0, left - SAFETY_SECONDS)
 
 
+def quiet_seconds(every: float, until: float | None) -> float:
+    """How long a stream may wait for something to send: `every` (its keep-alive interval), or until the
+    epoch time `until` if that comes first (None: no end)."""
+    return every if until is None else max(0.0, min(every, until - time.time()))
+
+
 def still_running() -> dict[str, Any]:
     """The error for a wait that had to end where the client cannot resume it (no SSE)."""
     return {

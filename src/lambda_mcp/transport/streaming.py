@@ -37,7 +37,7 @@ from ..server.app import MCPApp
 from ..storage.ports import EventLog, SessionStore
 from ..storage.records import SessionRecord
 from . import changes, sse
-from .deadline import stream_deadline
+from .deadline import quiet_seconds, stream_deadline
 from .inbound import Call, Listen, Resume
 from .live import LiveCall, PendingRequests
 from .oneshot import run_to_end
@@ -139,8 +139,7 @@ class StreamingTransport:
                     delivered = True
                     return
                 if live.generation != generation:
-                    last_id = next((eid for eid, _ in reversed(live.events[:position]) if eid), None)
-                    yield sse.event(None, last_id, retry_ms=self.settings.retry_ms)
+                    yield self._retry(live, position)
                     return
                 if until is not None and time.time() >= until:
                     yield self._out_of_time(live, position)
@@ -157,15 +156,18 @@ class StreamingTransport:
                 live.cancel()  # 2026: closing the response stream is cancellation
 
     def _quiet(self, until: float | None) -> float:
-        """How long a stream may stay quiet: a keep-alive interval, or until `until` if that comes first."""
-        return self.keep_alive if until is None else max(0.0, min(self.keep_alive, until - time.time()))
+        return quiet_seconds(self.keep_alive, until)
+
+    def _retry(self, live: LiveCall, position: int) -> bytes:
+        """The end of a call's stream the client resumes from: `retry:` after the last event id it got."""
+        last_id = next((eid for eid, _ in reversed(live.events[:position]) if eid), None)
+        return sse.event(None, last_id, retry_ms=self.settings.retry_ms)
 
     def _out_of_time(self, live: LiveCall, position: int) -> bytes:
         """The last bytes of a call's stream at the invocation's deadline: `retry:` after the last event id
         when the client can resume it (the call goes on), else an error response (the call is cancelled)."""
         if live.resumable:
-            last_id = next((eid for eid, _ in reversed(live.events[:position]) if eid), None)
-            return sse.event(None, last_id, retry_ms=self.settings.retry_ms)
+            return self._retry(live, position)
         live.cancel()
         message = "The call did not finish before the function's timeout (its stream had to end)"
         return sse.event(jsonrpc.error_message(live.request_id, {"code": INTERNAL_ERROR, "message": message}))

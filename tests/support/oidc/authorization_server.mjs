@@ -9,6 +9,7 @@
 // plain HTML forms (devInteractions) that a test drives over HTTP instead of a browser.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { Provider, errors } from 'oidc-provider';
+import { renderError, serve } from './serving.mjs';
 
 const port = Number(process.argv[2]);
 const issuer = `http://127.0.0.1:${port}`;
@@ -63,15 +64,7 @@ const provider = new Provider(issuer, {
     },
   },
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
-  renderError: async (ctx, out) => {
-    ctx.type = 'json';
-    ctx.body = out;
-  },
+  renderError,
 });
 
-const server = provider.listen(port, '127.0.0.1', () => console.log(`READY ${issuer}`));
-process.on('SIGTERM', () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections?.();
-  setTimeout(() => process.exit(0), 2000).unref();
-});
+serve(provider, port, issuer);

@@ -12,6 +12,7 @@
 // its grant is created at login, so there is no upstream consent screen (as with Cognito's managed login).
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { Provider } from 'oidc-provider';
+import { renderError, serve } from './serving.mjs';
 
 const [portArg, clientId, clientSecret, ...redirectUris] = process.argv.slice(2);
 if (!portArg || !clientId || !clientSecret || redirectUris.length === 0) {
@@ -63,15 +64,7 @@ const provider = new Provider(issuer, {
     return grant;
   },
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
-  renderError: async (ctx, out) => {
-    ctx.type = 'json';
-    ctx.body = out;
-  },
+  renderError,
 });
 
-const server = provider.listen(port, '127.0.0.1', () => console.log(`READY ${issuer}`));
-process.on('SIGTERM', () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections?.();
-  setTimeout(() => process.exit(0), 2000).unref();
-});
+serve(provider, port, issuer);

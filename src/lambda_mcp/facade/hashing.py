@@ -1,0 +1,17 @@
+"""The facade's hashes: what it stores of a secret (codes, refresh tokens, client secrets, the browser
+cookie) and PKCE's S256 challenge."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+
+def digest(*parts: str) -> str:
+    """The SHA-256 hex digest of `parts` (joined by newlines): a row's key or its stored secret."""
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def s256(verifier: str) -> str:
+    """PKCE's S256 code challenge of `verifier` (RFC 7636 §4.2)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
