@@ -17,7 +17,9 @@ Prints figures; it is not a test. Both stacks serve the same one-tool app
   it; warm: p50 and p99 per request.
 
 The earlier rows (lambda-mcp with no state configured, without observability,
-and the SDK with its INFO lines off) follow as secondary lines, and the
+and the SDK with its INFO lines off) follow as secondary lines, with a floor
+for the warm rows (the least an app can do for the 2026 call, logging as
+deployed: bench/apps/floor_app.py), and the
 `-X importtime` breakdown last. Every response is checked (HTTP 200, the
 expected JSON-RPC result); any failure stops the run with a nonzero exit.
 Missing a target does not.
@@ -230,7 +232,7 @@ KIT_ENV = {
     "LAMBDA_MCP_AUTH": "none",
 }
 ALL_WIRES = tuple(WIRES)
-KIT, SDK = "lambda-mcp", "sdk"
+KIT, SDK, FLOOR = "lambda-mcp", "sdk", "floor"
 STACKS = {
     KIT: Stack(KIT, "lambda_mcp.entrypoints.http", KIT_ENV, True, False, True, True, ALL_WIRES, True),
     SDK: Stack(SDK, "sdk_app", {"BENCH_ALLOWED_HOSTS": DOMAIN}, False, True, True, False, ALL_WIRES),
@@ -242,6 +244,8 @@ STACKS = {
     "sdk-quiet": Stack(
         "sdk-quiet", "sdk_app", {"BENCH_ALLOWED_HOSTS": DOMAIN, "BENCH_SDK_LOG_LEVEL": "WARNING"}, False, True
     ),
+    # reference: the least an app can do for the 2026 call, logging as deployed (bench/apps/floor_app.py)
+    FLOOR: Stack(FLOOR, "floor_app", {"BENCH_ALLOWED_HOSTS": DOMAIN, "PYTHONUNBUFFERED": "1"}, True, False),
 }
 DEPLOYED_ENV: dict[str, str] = {}  # lambda-mcp's state settings, filled in once the local DynamoDB is up
 # What a Lambda function's environment has, and template.yaml's Globals: Powertools' service name and
@@ -762,6 +766,10 @@ def headline_rows(runs: list[dict[str, Any]]) -> tuple[list[Row], list[Row]]:
         lambda r: (warm(r, nostate, "asgi/modern", "p50"), warm(r, quiet, "asgi/modern", "p50")))  # fmt: skip
     add(second, "warm ASGI 2026 p50: bare (SDK quiet)", "us", None,
         lambda r: (warm(r, bare, "asgi/modern", "p50"), warm(r, quiet, "asgi/modern", "p50")))  # fmt: skip
+    add(second, "warm ASGI 2026 p50: floor (SDK as deployed)", "us", None,
+        lambda r: (warm(r, FLOOR, "asgi/modern", "p50"), warm(r, SDK, "asgi/modern", "p50")))  # fmt: skip
+    add(second, "warm ASGI 2026 p50: lambda-mcp as deployed / floor", "us", None,
+        lambda r: (warm(r, KIT, "asgi/modern", "p50"), warm(r, FLOOR, "asgi/modern", "p50")))  # fmt: skip
     add(second, "warm Mangum 2026 p50: no state / bare", "us", None,
         lambda r: (warm(r, nostate, "mangum/modern", "p50"), warm(r, bare, "mangum/modern", "p50")))  # fmt: skip
     add(second, "RSS after 1st 2026 call: bare (SDK quiet)", "MB", None,
@@ -818,6 +826,8 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]], imp: dict[str, 
     print("  lambda-mcp-nostate  secondary: as before issue 25's headline: no state configured, observability on")
     print("  lambda-mcp-bare     secondary: no state, no observability (bench/apps/lambda_mcp_bare.py)")
     print("  sdk-quiet           secondary: the SDK at log level WARNING (the earlier headline's SDK)")
+    print("  floor               reference: the least an ASGI app can do for the 2026 call (checks, result,")
+    print("                      one JSON log line with EMF), not a server (bench/apps/floor_app.py)")
     for key, probe in env["probes"].items():
         print(f"  second Mangum invocation in one process, {key}: {probe}")
     print()

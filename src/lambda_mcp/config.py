@@ -74,6 +74,8 @@ class _Reader:
 
 @dataclass(frozen=True)
 class Settings:
+    """Every setting of the kit, read once from the environment (`Settings.from_env`)."""
+
     app: str | None = None
     """`path/to/file.py:app` or `module:app`: the user's MCPApp."""
     allowed_hosts: tuple[str, ...] = ()

@@ -101,6 +101,8 @@ class Stores:
 
 @dataclass
 class Kit:
+    """The parts of one deployment, built from its settings: the app, stores, dispatcher and endpoint."""
+
     app: MCPApp
     settings: Settings
     stores: Stores

@@ -21,7 +21,7 @@ import pytest
 
 from lambda_mcp.local.gateways import http_api_event
 from lambda_mcp.observe.invocation import Metric
-from lambda_mcp.observe.powertools import Emf
+from lambda_mcp.observe.powertools import MAX_PLANS, Emf
 from tests.support.events import body_of
 from tests.support.polling import wait_until
 from tests.support.processes import ROOT, lambda_mcp_dev
@@ -157,6 +157,26 @@ def test_emf_groups_metrics_by_tool_and_builds_each_directive_once() -> None:
     assert emf._directives == directives and len(directives) == 3  # built once, then reused
     assert json.loads("{" + again[0].text + "}")["_aws"]["Timestamp"] == 1_800_000_000_001
     assert emf.fragments([], 0) == []
+
+
+@pytest.mark.parametrize(
+    "values", [[1], [3.5, 0.1], [1e-07, 1e22, -0.0], [2**70, True], [float("nan")], [float("inf"), 7]]
+)
+def test_emf_values_are_written_as_json_writes_them(values: list[float]) -> None:
+    """Values are formatted from a cached plan, not through `json`: the text is the same (a repeated name
+    keeps every value, in order; what is not a finite number goes through `json`)."""
+    emf = Emf("acme", "weather")
+    metrics = [Metric("ToolLatency", value, "Milliseconds", "forecast") for value in values]
+    (fragment,) = emf.fragments([*metrics, Metric("Requests", 2, "Count")], 1)
+    assert fragment.text.endswith(f'"ToolLatency":{json.dumps(values, separators=(",", ":"))},"Requests":[2]')
+
+
+def test_emf_keeps_a_bounded_number_of_plans() -> None:
+    emf = Emf("acme", "weather")
+    for n in range(1, 300):  # a 2025-03-26 batch: each number of calls is another set of metrics
+        fragments = emf.fragments([Metric("ToolCalls", 1, "Count", "forecast")] * n, 1)
+        assert json.loads("{" + fragments[0].text + "}")["ToolCalls"] == [1] * n
+    assert len(emf._plans) == MAX_PLANS
 
 
 def test_a_log_line_is_one_json_object_whose_metrics_win_over_noted_fields() -> None:

@@ -10,17 +10,15 @@ their own.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Unit = Literal["Count", "Milliseconds"]
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(NamedTuple):
+    """One metric value (a tuple: every request makes a few, and a tuple is the cheapest to make)."""
+
     name: str
     value: float
     unit: Unit
@@ -28,15 +26,26 @@ class Metric:
     """The one dimension besides the service: per-tool metrics carry the tool's name."""
 
 
-@dataclass
 class Invocation:
-    correlation_id: str | None
-    """The API Gateway / Function URL request id (or, on the worker, the one of the request that
-    created the task, carried in the queue message)."""
-    cold_start: bool = False
-    started: float = field(default_factory=time.perf_counter)
-    fields: dict[str, Any] = field(default_factory=dict)
-    metrics: list[Metric] = field(default_factory=list)
+    """One request's (or task run's) record: its correlation id, its fields and its metrics."""
+
+    __slots__ = ("cold_start", "correlation_id", "fields", "metrics", "started")
+
+    def __init__(
+        self,
+        correlation_id: str | None,
+        cold_start: bool = False,
+        started: float | None = None,
+        fields: dict[str, Any] | None = None,
+        metrics: list[Metric] | None = None,
+    ) -> None:
+        self.correlation_id = correlation_id
+        """The API Gateway / Function URL request id (or, on the worker, the one of the request that
+        created the task, carried in the queue message)."""
+        self.cold_start = cold_start
+        self.started = time.perf_counter() if started is None else started
+        self.fields: dict[str, Any] = {} if fields is None else fields
+        self.metrics: list[Metric] = [] if metrics is None else metrics
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 3)
@@ -45,15 +54,21 @@ class Invocation:
 _current: ContextVar[Invocation | None] = ContextVar("lambda_mcp_invocation", default=None)
 
 
-@contextmanager
-def invocation(correlation_id: str | None, *, cold_start: bool = False) -> Iterator[Invocation]:
-    """Open the record of one request (or one task run) for the code that runs inside."""
-    record = Invocation(correlation_id, cold_start)
-    token = _current.set(record)
-    try:
-        yield record
-    finally:
-        _current.reset(token)
+class invocation:  # noqa: N801 - used as a function: `with invocation(...) as record`
+    """Open the record of one request (or one task run) for the code that runs inside. (A class, not a
+    generator-based context manager: it is entered on every request.)"""
+
+    __slots__ = ("record", "token")
+
+    def __init__(self, correlation_id: str | None, *, cold_start: bool = False) -> None:
+        self.record = Invocation(correlation_id, cold_start)
+
+    def __enter__(self) -> Invocation:
+        self.token = _current.set(self.record)
+        return self.record
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self.token)
 
 
 def current() -> Invocation | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -51,6 +52,8 @@ class Observer:
         kit_logger.handlers = [self.logger.registered_handler]
         kit_logger.setLevel(self.logger.log_level)
         kit_logger.propagate = False
+        self._handler: Any = self.logger.registered_handler
+        self._level = logging.getLogger(self.logger.name)  # whose level `logger.log_level` reads
         self._cold = True
         self.emf = Emf(settings.metrics_namespace, self.service)
         self.tracer: Any = _tracer(self.service) if settings.tracing else None
@@ -88,7 +91,7 @@ class Observer:
         now = time.time()
         blobs = self.emf.fragments(metrics, int(now * 1000))
         parts: list[str] = []
-        if self.logger.log_level <= logging.INFO:
+        if self._level.level <= logging.INFO:
             line: dict[str, Any] = {
                 "message": message,
                 "timestamp": _timestamp(now),
@@ -105,7 +108,7 @@ class Observer:
             parts.append(self._line(line, blobs.pop(0) if blobs else None))
         parts.extend("{" + blob.text + "}\n" for blob in blobs)  # metrics are never dropped with the line
         if parts:
-            self.logger.registered_handler.stream.write("".join(parts))  # type: ignore[attr-defined]
+            self._handler.stream.write("".join(parts))
 
     def _line(self, line: dict[str, Any], blob: Fragment | None) -> str:
         if blob is not None:
@@ -118,8 +121,9 @@ class Observer:
         return (text[:-1] + "," + blob.text + "}\n") if blob is not None else text + "\n"
 
 
-_encode = json.JSONEncoder(default=str, separators=(",", ":"), ensure_ascii=False).encode
-"""The formatter's JSON settings (`default=str`, compact, UTF-8 as is), with one encoder for every line."""
+_encode = json.JSONEncoder(default=str, separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+"""The formatter's JSON settings (`default=str`, compact, UTF-8 as is), with one encoder for every line.
+No check for cycles: a line holds only the flat values the kit notes."""
 _LINE_START = '{"level":"INFO","location":"lambda_mcp",'
 
 
@@ -139,8 +143,12 @@ def _timestamp(now: float) -> str:
     return f"{_Clock.prefix},{int(now % 1 * 1000):03d}+0000"
 
 
-Shape = tuple[str | None, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
-"""A fragment's tool and the (name, unit) of its tool's and its service-wide metrics."""
+Plan = list[tuple[str, str, tuple[tuple[str, tuple[int, ...]], ...], tuple[str, ...]]]
+"""Per EMF object of a set of metrics: the text before and after its timestamp, each member's key (as JSON,
+with its colon) and which of the metrics hold its values, and the keys it holds."""
+
+MAX_PLANS = 256
+"""Sets of metrics whose plan is kept (a request's are one of a few; a 2025-03-26 batch's vary)."""
 
 
 class Fragment:
@@ -155,46 +163,57 @@ class Fragment:
 
 class Emf:
     """Metrics as CloudWatch Embedded Metric Format members. Powertools Metrics builds the directive of
-    each set of metrics once (namespace, dimensions, names and units, validated), kept as JSON text; a
-    request serializes only its values."""
+    each set of metrics once (namespace, dimensions, names and units, validated), kept as JSON text with
+    the plan of where each metric's value goes; a request serializes only its values."""
 
     def __init__(self, namespace: str, service: str) -> None:
         self.namespace = namespace
         self.service = service
-        self._shapes: dict[Shape, tuple[str, str, tuple[str, ...]]] = {}
+        self._plans: dict[tuple[tuple[str, str, str | None], ...], Plan] = {}
         self._directives: dict[tuple[str | None, tuple[tuple[str, str], ...]], str] = {}
 
     def fragments(self, metrics: list[Metric], timestamp_ms: int) -> list[Fragment]:
         """One EMF object per tool; the service-wide metrics join the first."""
         if not metrics:
             return []
-        by_tool: dict[str | None, list[Metric]] = {}
-        for metric in metrics:
-            by_tool.setdefault(metric.tool, []).append(metric)
-        service_wide = by_tool.pop(None, [])
-        per_tool = list(by_tool.items())
-        first_tool, first_metrics = per_tool.pop(0) if per_tool else (None, [])
-        first = self._fragment(first_tool, first_metrics, service_wide, timestamp_ms)
-        return [first, *(self._fragment(tool, group, [], timestamp_ms) for tool, group in per_tool)]
+        key = tuple([(m.name, m.unit, m.tool) for m in metrics])
+        plan = self._plans.get(key) or self._plan(key)
+        stamp = str(timestamp_ms)
+        return [
+            Fragment(head + stamp + tail + ",".join([name + _values(metrics, slots) for name, slots in members]), keys)
+            for head, tail, members, keys in plan
+        ]
 
-    def _fragment(
-        self, tool: str | None, tool_metrics: list[Metric], service_metrics: list[Metric], timestamp_ms: int
-    ) -> Fragment:
-        shape_key = (
-            tool,
-            tuple((m.name, m.unit) for m in tool_metrics),
-            tuple((m.name, m.unit) for m in service_metrics),
-        )
-        shape = self._shapes.get(shape_key) or self._shape(*shape_key)
-        values: dict[str, list[float]] = {}
-        for metric in (*tool_metrics, *service_metrics):
-            values.setdefault(metric.name, []).append(metric.value)
-        return Fragment(shape[0] + str(timestamp_ms) + shape[1] + _encode(values)[1:-1], shape[2])
+    def _plan(self, key: tuple[tuple[str, str, str | None], ...]) -> Plan:
+        """Group a set of metrics by tool (in order; the service-wide ones with the first tool's), as
+        Powertools Metrics would emit them, one object per group."""
+        by_tool: dict[str | None, list[int]] = {}
+        for index, (_name, _unit, tool) in enumerate(key):
+            by_tool.setdefault(tool, []).append(index)
+        service_wide = by_tool.pop(None, [])
+        empty: list[int] = []
+        groups = [(tool, indexes, empty) for tool, indexes in by_tool.items()] or [(None, empty, empty)]
+        groups[0] = (groups[0][0], groups[0][1], service_wide)
+        plan: Plan = []
+        for tool, tool_indexes, service_indexes in groups:
+            head, tail, keys = self._shape(
+                tool,
+                tuple((key[i][0], key[i][1]) for i in tool_indexes),
+                tuple((key[i][0], key[i][1]) for i in service_indexes),
+            )
+            slots: dict[str, list[int]] = {}
+            for index in (*tool_indexes, *service_indexes):
+                slots.setdefault(key[index][0], []).append(index)
+            members = tuple((_encode(name) + ":", tuple(indexes)) for name, indexes in slots.items())
+            plan.append((head, tail, members, keys))
+        if len(self._plans) < MAX_PLANS:
+            self._plans[key] = plan
+        return plan
 
     def _shape(
         self, tool: str | None, tool_names: tuple[tuple[str, str], ...], service_names: tuple[tuple[str, str], ...]
     ) -> tuple[str, str, tuple[str, ...]]:
-        """The text around a fragment's timestamp and values, and its keys, for one set of metric names."""
+        """The text around an object's timestamp and values, and its keys, for one set of metric names."""
         directives = [self._directive(tool, tool_names)] if tool_names else []
         if service_names:
             directives.append(self._directive(None, service_names))
@@ -203,8 +222,7 @@ class Emf:
         if tool is not None:
             tail += ',"tool":' + _encode(tool)
             keys += ("tool",)
-        shape = self._shapes[(tool, tool_names, service_names)] = ('"_aws":{"Timestamp":', tail + ",", keys)
-        return shape
+        return '"_aws":{"Timestamp":', tail + ",", keys
 
     def _directive(self, tool: str | None, names: tuple[tuple[str, str], ...]) -> str:
         names = tuple(dict.fromkeys(names))
@@ -221,6 +239,18 @@ class Emf:
                 serialized["_aws"]["CloudWatchMetrics"][0], separators=(",", ":")
             )
         return directive
+
+
+def _values(metrics: list[Metric], slots: tuple[int, ...]) -> str:
+    """A member's values as a JSON array: numbers as `json` writes them (`repr`), others through it."""
+    return "[" + ",".join([_number(metrics[i].value) for i in slots]) + "]"
+
+
+def _number(value: float) -> str:
+    kind = type(value)
+    if kind is int or (kind is float and math.isfinite(value)):
+        return repr(value)
+    return _encode(value)
 
 
 def _request_id(event: dict[str, Any]) -> str | None:

@@ -31,6 +31,8 @@ class InvalidArguments(Exception):
 
 @dataclass(frozen=True)
 class _Plain:
+    """One parameter of a tool whose arguments need no pydantic: a plain type, checked by hand."""
+
     name: str
     kind: Any  # int, float, str, bool, or Any
     optional: bool  # `X | None`

@@ -18,6 +18,8 @@ from .tools import to_content
 
 @dataclass
 class Prompt:
+    """A registered prompt: its function, name, definition and the parameter that takes the context."""
+
     fn: Callable[..., Any]
     name: str
     definition: dict[str, Any]

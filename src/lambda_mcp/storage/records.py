@@ -90,6 +90,8 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 @dataclass
 class TaskRecord:
+    """A task as stored: what it runs, who owns it, its status and result, and its TTL."""
+
     task_id: str
     owner: str
     """Who may see it: `principal:<principal>` when authenticated, else `session:<id>`, else `anonymous`

@@ -35,6 +35,8 @@ logger = logging.getLogger("lambda_mcp.auth")
 
 @dataclass(frozen=True)
 class Location:
+    """Where this deployment is: its resource URL and where its protected resource metadata is."""
+
     resource: str
     """The canonical URL of the MCP endpoint (the RFC 8707 resource, the default token audience)."""
     metadata: str
