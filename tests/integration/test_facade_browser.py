@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By
 
 from tests.support.browser import chromium
 from tests.support.facade_clients import authorization_server_metadata, verified_claims
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, respond
 from tests.support.polling import wait_until
 from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
 from tests.support.upstream import Upstream, start_upstream
@@ -45,12 +45,7 @@ class RedirectListener:
         parts = urlsplit(handler.path)
         if parts.path == "/callback":
             self.queries.append({name: values[0] for name, values in parse_qs(parts.query).items()})
-        body = b"<!doctype html><title>client</title><p id=received>received</p>"
-        handler.send_response(200)
-        handler.send_header("content-type", "text/html")
-        handler.send_header("content-length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        respond(handler, 200, b"<!doctype html><title>client</title><p id=received>received</p>", "text/html")
 
     def stop(self) -> None:
         self._server.stop()

@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
 
+from .loopback import respond
 from .processes import free_port
 from .upstream import SignIn, sign_in
 
@@ -274,12 +275,7 @@ class MetadataDocument:
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         found = handler.path == "/oauth/client.json"
         self.fetches += found
-        body = json.dumps(self.document if found else {"error": "not found"}).encode()
-        handler.send_response(200 if found else 404)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        respond(handler, 200 if found else 404, json.dumps(self.document if found else {"error": "not found"}).encode())
 
     def stop(self) -> None:
         self._server.shutdown()

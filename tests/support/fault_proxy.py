@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
-from .loopback import LoopbackServer
+from .loopback import LoopbackServer, respond
 
 KINDS = ("throttled", "server error", "conditional", "written, then 500")
 _ERRORS = {
@@ -117,13 +117,8 @@ class FaultProxy:
         if rule is not None:  # applied upstream; the client is told it failed
             self._fail(handler, rule.kind, prefix)
             return
-        handler.send_response(status)
-        for name, value in headers:
-            if name.lower() not in _HOP_BY_HOP:
-                handler.send_header(name, value)
-        handler.send_header("content-length", str(len(answer)))
-        handler.end_headers()
-        handler.wfile.write(answer)
+        kept = [(name, value) for name, value in headers if name.lower() not in _HOP_BY_HOP]
+        respond(handler, status, answer, None, kept)
 
     def _forward(self, handler: BaseHTTPRequestHandler, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
         connection = http.client.HTTPConnection(*self.upstream, timeout=60)
@@ -143,9 +138,4 @@ class FaultProxy:
             code = "ThrottlingException"
         namespace = "com.amazonaws.sqs" if prefix == "sqs" else "com.amazonaws.dynamodb.v20120810"
         payload = json.dumps({"__type": f"{namespace}#{code}", "message": f"injected: {kind}"}).encode()
-        handler.send_response(status)
-        handler.send_header("content-type", "application/x-amz-json-1.0")
-        handler.send_header("x-amzn-requestid", "injected")
-        handler.send_header("content-length", str(len(payload)))
-        handler.end_headers()
-        handler.wfile.write(payload)
+        respond(handler, status, payload, "application/x-amz-json-1.0", [("x-amzn-requestid", "injected")])

@@ -17,7 +17,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, respond
 
 
 def _rsa() -> rsa.RSAPrivateKey:
@@ -50,12 +50,7 @@ class LocalIssuer:
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, document: dict[str, Any]) -> None:
-        body = json.dumps(document).encode()
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        respond(handler, 200, json.dumps(document).encode())
 
     def metadata(self) -> dict[str, Any]:
         return {

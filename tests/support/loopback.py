@@ -13,6 +13,25 @@ from .processes import free_port
 Handle = Callable[[BaseHTTPRequestHandler], None]
 
 
+def respond(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    body: bytes,
+    content_type: str | None = "application/json",
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """Answer the request on `handler`: the status, the content type (None: none), `headers`, and `body`
+    with its length."""
+    handler.send_response(status)
+    if content_type is not None:
+        handler.send_header("content-type", content_type)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class LoopbackServer:
     """Serves `handle` on a free loopback port from a daemon thread until `stop()`; `protocol` is the
     handler's HTTP version (HTTP/1.0: one request per connection)."""

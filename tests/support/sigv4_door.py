@@ -25,7 +25,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from .loopback import LoopbackServer
+from .loopback import LoopbackServer, respond
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 _AUTHORIZATION = re.compile(
@@ -106,12 +106,7 @@ class SigV4Door:
                 self.refused.append(problem)
         if problem is not None:
             answer = json.dumps({"message": f"The request signature we calculated does not match ({problem})"})
-            handler.send_response(403)
-            handler.send_header("content-type", "application/json")
-            handler.send_header("x-amzn-errortype", "InvalidSignatureException")
-            handler.send_header("content-length", str(len(answer)))
-            handler.end_headers()
-            handler.wfile.write(answer.encode())
+            respond(handler, 403, answer.encode(), headers=[("x-amzn-errortype", "InvalidSignatureException")])
             return
         connection = http.client.HTTPConnection(*self.upstream, timeout=120)
         try:

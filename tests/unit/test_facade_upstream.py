@@ -5,10 +5,11 @@ secret from Secrets Manager, and a failing upstream answered to the client, neve
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -21,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from lambda_mcp.facade.upstream import Upstream, UpstreamError
 from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, respond
 from tests.unit.test_facade_http import BASE, REDIRECT, Rig, query, settings
 
 pytestmark = pytest.mark.anyio
@@ -45,12 +46,7 @@ class Provider:
         self.token_status = 200
 
     def _reply(self, handler: BaseHTTPRequestHandler, status: int, document: dict[str, Any]) -> None:
-        body = json.dumps(document).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        respond(handler, status, json.dumps(document).encode())
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         path, _, raw = handler.path.partition("?")
@@ -179,7 +175,10 @@ async def test_the_client_secret_can_come_from_secrets_manager(provider: Provide
     assert provider.token_requests[-1][0] == "Basic " + base64.b64encode(f"{CLIENT_ID}:fromsm".encode()).decode()
 
 
-async def test_a_failing_upstream_sends_the_client_an_error_not_a_5xx(provider: Provider) -> None:
+@contextlib.asynccontextmanager
+async def _sent_upstream(provider: Provider) -> AsyncIterator[tuple[httpx.AsyncClient, Rig, str, str]]:
+    """A kit with the facade in front of `provider`, a registered client that approved consent: the facade's
+    client, the rig, the client id, and where the facade sends the browser (the provider's authorize)."""
     kit = build_kit(
         load_app("tests/apps/scoped.py"), _settings(provider), streaming=True, local=True, stores=Stores.memory()
     )
@@ -187,7 +186,12 @@ async def test_a_failing_upstream_sends_the_client_an_error_not_a_5xx(provider: 
         rig = Rig(http, None, kit)  # type: ignore[arg-type]
         client = await rig.register()
         to_upstream = await rig.consent(await rig.authorize(client["client_id"]))
-        signed_in = httpx.get(to_upstream.headers["location"])  # the provider signs alice in at once
+        yield http, rig, client["client_id"], to_upstream.headers["location"]
+
+
+async def test_a_failing_upstream_sends_the_client_an_error_not_a_5xx(provider: Provider) -> None:
+    async with _sent_upstream(provider) as (http, _rig, _client_id, location):
+        signed_in = httpx.get(location)  # the provider signs alice in at once
         callback = urlsplit(signed_in.headers["location"])
         provider.token_status = 500
         back = await http.get("/oauth/callback?" + callback.query)
@@ -197,15 +201,9 @@ async def test_a_failing_upstream_sends_the_client_an_error_not_a_5xx(provider: 
 
 
 async def test_a_whole_sign_in_through_the_real_upstream_client(provider: Provider) -> None:
-    kit = build_kit(
-        load_app("tests/apps/scoped.py"), _settings(provider), streaming=True, local=True, stores=Stores.memory()
-    )
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=kit.asgi()), base_url=BASE) as http:
-        rig = Rig(http, None, kit)  # type: ignore[arg-type]
-        client = await rig.register()
-        to_upstream = await rig.consent(await rig.authorize(client["client_id"]))
-        signed_in = httpx.get(to_upstream.headers["location"] + "&login=dave")
+    async with _sent_upstream(provider) as (http, rig, client_id, location):
+        signed_in = httpx.get(location + "&login=dave")
         back = await http.get("/oauth/callback?" + urlsplit(signed_in.headers["location"]).query)
         code = query(back.headers["location"])["code"]
-        tokens = (await rig.exchange(client["client_id"], code)).json()
+        tokens = (await rig.exchange(client_id, code)).json()
     assert jwt.decode(tokens["access_token"], options={"verify_signature": False})["sub"] == "dave"

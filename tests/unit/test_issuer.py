@@ -22,7 +22,7 @@ from lambda_mcp.auth.guard import BearerGuard
 from lambda_mcp.auth.issuer import Issuer, IssuerUnavailable
 from lambda_mcp.auth.tokens import TokenError, TokenValidator
 from tests.support.issuer import LocalIssuer
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, respond
 from tests.support.processes import free_port
 
 AUDIENCE = "https://mcp.example.com/mcp"
@@ -200,11 +200,7 @@ class _Server(LoopbackServer):
     def __init__(self, act: Any, final: dict[str, Any] | None = None) -> None:
         def serve(handler: BaseHTTPRequestHandler) -> None:
             if final is not None and handler.path == "/final":
-                body = json.dumps(final).encode()
-                handler.send_response(200)
-                handler.send_header("content-length", str(len(body)))
-                handler.end_headers()
-                handler.wfile.write(body)
+                respond(handler, 200, json.dumps(final).encode(), None)
                 return
             act(handler)
 

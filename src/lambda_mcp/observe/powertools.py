@@ -47,12 +47,12 @@ class Observer:
         self.formatter = LambdaPowertoolsFormatter()
         self._pretty = self.formatter.json_indent != constants.COMPACT_INDENT
         self.logger = Logger(service=self.service, stream=sys.stdout, logger_formatter=self.formatter)
-        self.logger.registered_handler.addFilter(CorrelationFilter())
+        self._handler: Any = self.logger.registered_handler  # where every line goes (`write` reads its stream)
+        self._handler.addFilter(CorrelationFilter())
         kit_logger = logging.getLogger("lambda_mcp")  # the kit's own lines: same JSON, same correlation id
-        kit_logger.handlers = [self.logger.registered_handler]
+        kit_logger.handlers = [self._handler]
         kit_logger.setLevel(self.logger.log_level)
         kit_logger.propagate = False
-        self._handler: Any = self.logger.registered_handler
         self._level = logging.getLogger(self.logger.name)  # whose level `logger.log_level` reads
         self._cold = True
         self.emf = Emf(settings.metrics_namespace, self.service)
@@ -191,11 +191,10 @@ class Emf:
         for index, (_name, _unit, tool) in enumerate(key):
             by_tool.setdefault(tool, []).append(index)
         service_wide = by_tool.pop(None, [])
-        empty: list[int] = []
-        groups = [(tool, indexes, empty) for tool, indexes in by_tool.items()] or [(None, empty, empty)]
-        groups[0] = (groups[0][0], groups[0][1], service_wide)
+        per_tool: list[tuple[str | None, list[int]]] = list(by_tool.items()) or [(None, [])]
         plan: Plan = []
-        for tool, tool_indexes, service_indexes in groups:
+        for n, (tool, tool_indexes) in enumerate(per_tool):
+            service_indexes = service_wide if n == 0 else []
             head, tail, keys = self._shape(
                 tool,
                 tuple((key[i][0], key[i][1]) for i in tool_indexes),
