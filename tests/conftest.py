@@ -45,27 +45,36 @@ SLOW_MODULES = {
     "test_facade_browser",
 }
 """Modules whose tests start processes or servers themselves (`lambda_mcp_dev`, moto server, ...)."""
+TIMED_MODULES = {"test_cold_start"}
+"""Modules that compare timings: ./scripts/test runs them alone, before the two workers start, since a
+second worker's load beside them is noise they cannot tell from a regression."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: starts a process or a server; left out by ./scripts/test --fast")
+    config.addinivalue_line("markers", "timed: compares timings; ./scripts/test runs these alone, first")
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the slow and the timed tests as they are collected: before `-m` selects by those marks."""
+    path = item.path
+    backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+    if (
+        SLOW_PARTS & set(path.parts)
+        or path.stem in SLOW_MODULES
+        or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+        or backend in ("moto-server", "dynamodb-local")
+    ):
+        item.add_marker(pytest.mark.slow)
+    if path.stem in TIMED_MODULES:
+        item.add_marker(pytest.mark.timed)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the slow tests; keep each conformance server's runs together (after pytest's own reordering,
-    which splits a module-scoped server whose runs differ per mode and would start it twice)."""
+    """Keep each conformance server's runs together (after pytest's own reordering, which splits a
+    module-scoped server whose runs differ per mode and would start it twice)."""
     _group_by_server(items)
-    for item in items:
-        path = item.path
-        backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
-        if (
-            SLOW_PARTS & set(path.parts)
-            or path.stem in SLOW_MODULES
-            or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
-            or backend in ("moto-server", "dynamodb-local")
-        ):
-            item.add_marker(pytest.mark.slow)
 
 
 def _group_by_server(items: list[pytest.Item]) -> None:
