@@ -1,12 +1,14 @@
 """The `lambda-mcp` console script: `dev` runs an app locally, `serve` is the production streaming server
-(behind the Lambda Web Adapter), `invoke` runs one event through the handler,
-`new` creates a project, `local-aws` runs the local AWS API on its own, `call` and `list` talk to any MCP
-endpoint (lambda_mcp.remote). Expected failures are one line on stderr (`lambda-mcp --debug ...`: the traceback)."""
+(behind the Lambda Web Adapter), `invoke` runs one event through the handler, `new` creates a project,
+`local-aws` runs the local AWS API on its own, `call` and `list` talk to any MCP endpoint (lambda_mcp.remote),
+`signout` signs a user out of the authorization facade. Expected failures are one line on stderr
+(`lambda-mcp --debug ...`: the traceback)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import signal
@@ -32,6 +34,7 @@ EXPECTED = {
     "lambda_mcp.loader.AppLoadError": 2,
     "lambda_mcp.config.ConfigError": 2,
     "lambda_mcp.local.aws.LocalAWSError": 2,
+    "lambda_mcp.storage.errors.StorageError": 2,
     "lambda_mcp.scaffold.ScaffoldError": 1,
     "json.decoder.JSONDecodeError": 2,
     "builtins.OSError": 2,
@@ -186,6 +189,9 @@ def _parser() -> argparse.ArgumentParser:
     invoke.add_argument("--session-id", help="fill the event's REPLACE_WITH_SESSION_ID placeholder")
     invoke.add_argument("--aws-endpoint", metavar="URL", help="keep state in DynamoDB at this local endpoint")
     invoke.add_argument("--table", help="state table name")
+    commands.add_parser(
+        "signout", help="sign a user out of the authorization facade everywhere (lambda-mcp signout -h)"
+    )
     commands.add_parser("local-aws", help="run the local AWS API (DynamoDB Local or moto) in the foreground")
     commands.add_parser("call", help="call a tool on any MCP endpoint, either era (lambda-mcp call --help)")
     commands.add_parser("list", help="list an MCP endpoint's tools, resources or prompts (lambda-mcp list --help)")
@@ -204,10 +210,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(argv: list[str]) -> int:
-    if argv[:1] == ["local-aws"]:
-        from .local.aws import main as local_aws
-
-        return local_aws(list(argv[1:]))
+    if argv[:1] in (["local-aws"], ["signout"]):  # commands with parsers of their own
+        module = importlib.import_module(".local.aws" if argv[0] == "local-aws" else ".signout", __package__)
+        return int(module.main(list(argv[1:])))
     if argv[:1] in (["call"], ["list"]):
         from .remote.cli import main as remote
 

@@ -27,6 +27,20 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
+def _conditions(value: str | None) -> tuple[tuple[str, str], ...]:
+    """`hd=example.com,email_verified=true` as (claim, value) pairs."""
+    pairs = []
+    for part in _split(value):
+        claim, equals, wanted = part.partition("=")
+        if not equals or not claim.strip() or not wanted.strip():
+            raise ConfigError(
+                f"{PREFIX}AUTH_UPSTREAM_REQUIRE must be comma-separated claim=value conditions"
+                f" (hd=example.com,email_verified=true), not {part!r}"
+            )
+        pairs.append((claim.strip(), wanted.strip()))
+    return tuple(pairs)
+
+
 class _Reader:
     """Typed reads of `LAMBDA_MCP_<name>` that name the variable when its value is wrong."""
 
@@ -161,6 +175,15 @@ class Settings:
     """`proxy`: the KMS key (id, ARN or alias; asymmetric ECC_NIST_P256) that signs the facade's tokens."""
     auth_signing_key: str | None = None
     """`proxy`: a PEM EC P-256 private key signing the facade's tokens (local work and tests only)."""
+    auth_upstream_check_seconds: float = 3600.0
+    """`proxy`: a refresh at the facade refreshes at the upstream too when its last check is older than this
+    (0: on every refresh), so a user the upstream disabled loses access."""
+    auth_idle_seconds: float = 14 * 86_400.0
+    """`proxy`: a sign-in (its refresh-token family) ends when it is not refreshed for this long."""
+    auth_upstream_require: tuple[tuple[str, str], ...] = ()
+    """`proxy`: `claim=value` conditions the upstream identity must meet to sign in (all of them)."""
+    auth_upstream_claims: tuple[str, ...] = ()
+    """`proxy`: upstream identity claims copied into the facade's access tokens (`ctx.claims`)."""
     resource_url: str | None = None
     """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
     metrics_namespace: str = "lambda-mcp"
@@ -212,6 +235,10 @@ class Settings:
             auth_upstream_client_secret_arn=env.text("AUTH_UPSTREAM_CLIENT_SECRET_ARN"),
             auth_signing_key_id=env.text("AUTH_SIGNING_KEY_ID"),
             auth_signing_key=env.text("AUTH_SIGNING_KEY"),
+            auth_upstream_check_seconds=env.number("AUTH_UPSTREAM_CHECK_SECONDS", 3600),
+            auth_idle_seconds=env.number("AUTH_IDLE_SECONDS", 14 * 86_400, minimum=60),
+            auth_upstream_require=_conditions(env.text("AUTH_UPSTREAM_REQUIRE")),
+            auth_upstream_claims=_split(env.text("AUTH_UPSTREAM_CLAIMS")),
             resource_url=env.text("RESOURCE_URL"),
             metrics_namespace=env.text("METRICS_NAMESPACE") or "lambda-mcp",
             tracing=env.flag("TRACING", False),

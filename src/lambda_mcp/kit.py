@@ -14,7 +14,7 @@ from .dispatch.dispatcher import Dispatcher
 from .dispatch.request_state import StateSealer
 from .dispatch.runner import HandlerRunner
 from .server.app import MCPApp
-from .state_keys import KeyRing, SecretKey
+from .state_keys import FixedKey, KeyRing, SecretKey
 from .storage.cached import CachedSessions
 from .storage.memory import (
     InMemoryCallStore,
@@ -161,7 +161,14 @@ def build_kit(
     if settings.auth == "proxy":  # imported only in this mode
         from .facade.routes import Facade
 
-        facade = Facade(settings, stores.facade_store(), server_name=app.name)
+        ring = FixedKey(key) if isinstance(key, bytes) else key
+        facade = Facade(
+            settings,
+            stores.facade_store(),
+            server_name=app.name,
+            tool_scopes=app.scopes_supported,
+            state_keys=ring.in_use if ring is not None else None,
+        )
         access.guard = facade.guard
     front = Front(
         app,

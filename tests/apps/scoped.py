@@ -1,4 +1,5 @@
-"""A test app whose tools, resources and prompts need OAuth scopes, and that shows who called."""
+"""A test app whose tools, resources and prompts need OAuth scopes, and that shows who called (and with
+which token claims)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,21 @@ async def survey(ctx: Context) -> str:
         answer = await ctx.elicit(f"Question {round_}?", schema, key=f"q{round_}")
         answers.append(str((answer.get("content") or {}).get("text", ""))[:10])
     return "/".join(answers)
+
+
+@app.tool(task_support="optional")
+async def claims(ctx: Context, ask: bool = False) -> str:
+    """The caller's `sub`, `email` and `groups` token claims (after asking the user, with `ask`), and
+    whether the tool could change them."""
+    if ask:
+        await ctx.elicit("Show your claims?", {"type": "object", "properties": {}})
+    try:
+        ctx.claims["groups"] = ["admins"]  # type: ignore[index]
+        changed = True
+    except TypeError:
+        changed = False
+    shown = {key: ctx.claims[key] for key in ("sub", "email", "groups") if key in ctx.claims}
+    return json.dumps({"claims": shown, "changed": changed})
 
 
 @app.tool()

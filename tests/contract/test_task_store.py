@@ -4,6 +4,8 @@ conditional writes (a final status never changes, a stale write loses), expiry, 
 from __future__ import annotations
 
 import dataclasses
+import json
+from typing import Any
 
 import pytest
 
@@ -113,3 +115,40 @@ async def test_only_overdue_working_tasks_are_due_and_leaving_working_leaves_the
     await task_store.save(transition(stored, "completed", NOW + 11, result={"content": []}))
     assert await task_store.list_due(NOW + 10) == []
     assert await task_store.list_due(NOW + 60) == [later.task_id]
+
+
+CLAIMS = {"iss": "https://issuer.example.com", "sub": "alice", "groups": ["staff", "admins"], "email_verified": True}
+
+
+async def test_the_creators_claims_read_back_and_stay_out_of_the_listing(task_store: TaskStore) -> None:
+    task = dataclasses.replace(_task(), claims=CLAIMS)
+    await task_store.create(task)
+    stored = await task_store.get(task.task_id, NOW)
+    assert stored is not None and stored.claims == CLAIMS
+    (first,), _ = await task_store.list_owned(task.owner, NOW)
+    assert first.task_id == task.task_id and first.claims == {}
+
+
+@pytest.mark.parametrize("backend", ["moto", "dynamodb-local"], indirect=True)
+async def test_a_task_written_before_claims_were_kept_still_reads(
+    backend: tuple[str, Any], task_store: TaskStore
+) -> None:
+    """An item whose JSON has no `claims` (written by an earlier version) reads back with none."""
+    from lambda_mcp.storage.dynamodb import keys
+
+    client, table = backend[1]
+    task = _task()
+    await task_store.create(task)
+    old = {name: value for name, value in dataclasses.asdict(task).items() if name != "claims"}
+    client.update_item(
+        TableName=table,
+        Key={keys.PK: {"S": keys.task_pk(task.task_id)}, keys.SK: {"S": keys.TASK_SK}},
+        UpdateExpression="SET #body = :body, #listing = :body",
+        ExpressionAttributeNames={"#body": "body", "#listing": "listing"},
+        ExpressionAttributeValues={":body": {"S": json.dumps(old)}},
+    )
+    stored = await task_store.get(task.task_id, NOW)
+    assert stored == task and stored.claims == {}
+    (first,), _ = await task_store.list_owned(task.owner, NOW)
+    assert first.task_id == task.task_id and first.claims == {}
+    await task_store.save(transition(stored, "completed", NOW + 1, result={"content": []}))  # and it still saves

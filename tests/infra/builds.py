@@ -16,6 +16,21 @@ EM_AARCH64 = 183
 BUILDS = ROOT / "src/lambda_mcp/scaffold/project/builds"
 LOCK = BUILDS / "deps/requirements.lock"
 WHEELS = ROOT / ".cache/layer-wheels"
+FAKE_AWS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def clean_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with nothing of the checkout importable (no PYTHONPATH, no active venv, no checkout on PATH),
+    fake AWS credentials, and quiet pip and SAM CLI."""
+    env = {k: v for k, v in env.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(ROOT)))
+    return {**env, **FAKE_AWS, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "SAM_CLI_TELEMETRY": "0"}
 
 
 def elf_machine(path: Path) -> int:

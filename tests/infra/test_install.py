@@ -21,20 +21,13 @@ from pathlib import Path
 import pytest
 
 from lambda_mcp.scaffold import ScaffoldError, create_project, kit
-from tests.infra.builds import run_sam
+from tests.infra.builds import clean_env, run_sam
 from tests.support.polling import wait_until
 from tests.support.processes import ROOT, free_port
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 WHEEL = f"lambda_mcp-{VERSION}-py3-none-any.whl"
 CLIENT = {"name": "install-test", "version": "1"}
-FAKE_AWS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_REGION": "us-east-1",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
 
 
 @dataclass(frozen=True)
@@ -53,16 +46,10 @@ class Installed:
         return done
 
 
-def _clean(env: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in env.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(ROOT)))
-    return {**env, **FAKE_AWS, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "SAM_CLI_TELEMETRY": "0"}
-
-
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     root = tmp_path_factory.mktemp("install")
-    env = _clean(dict(os.environ))
+    env = clean_env(dict(os.environ))
     dist = root / "dist"
     build = [sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)]  # the sdist, then the wheel from it
     done = subprocess.run(build, cwd=root, env=env, capture_output=True, text=True, timeout=300)
@@ -147,7 +134,7 @@ def test_the_moved_project_passes_its_tests_from_its_dev_requirements(installed:
 def test_the_moved_project_lints_and_builds_with_the_kits_version_in_its_layer(
     project: Path, sam_env: dict[str, str]
 ) -> None:
-    env = _clean(sam_env)  # pip offline, from the layers' wheels (the kit comes from the project's own wheel)
+    env = clean_env(sam_env)  # pip offline, from the layers' wheels (the kit comes from the project's own wheel)
     linted = run_sam(["validate", "--lint"], project, env)
     assert linted.returncode == 0, linted.stdout + linted.stderr
     built = run_sam(["build", "--parameter-overrides", "AuthMode=none"], project, env)

@@ -197,3 +197,30 @@ def test_cognito_direct_keeps_the_user_pool_as_the_authorization_server() -> Non
     assert set(cfn["Outputs"]) >= {"CognitoClientId", "CognitoIssuer", "CognitoUserPoolId"}
     assert not {"AuthorizationServer", "FacadeCallbackUrl", "CognitoFacadeClientId"} & set(cfn["Outputs"])
     assert _settings(cfn, values).auth == "jwt"
+
+
+@pytest.mark.parametrize("mode", ["cognito", "proxy"])
+def test_who_may_sign_in_and_the_copied_claims_reach_the_facade_as_settings(mode: str) -> None:
+    values = _values("HTTP", mode, FacadeRequire="hd=example.com,email_verified=true", FacadeClaims="email,groups")
+    cfn = templates.deployed(**values)
+    settings = _settings(cfn, values)
+    assert settings.auth_upstream_require == (("hd", "example.com"), ("email_verified", "true"))
+    assert settings.auth_upstream_claims == ("email", "groups")
+    unset = _settings(templates.deployed(**_values("HTTP", mode)), _values("HTTP", mode))
+    assert unset.auth_upstream_require == () and unset.auth_upstream_claims == ()
+
+
+def test_the_facade_parameters_take_only_what_the_settings_can_read() -> None:
+    import re
+
+    parameters = templates.transformed()["Parameters"]
+    require = re.compile(parameters["FacadeRequire"]["AllowedPattern"])
+    claims = re.compile(parameters["FacadeClaims"]["AllowedPattern"])
+    for good in ("", "hd=example.com", "email_verified=true,cognito:groups=staff"):
+        assert require.fullmatch(good), good
+    for bad in ("hd", "hd=", "=x", "a=b,", "a b=c", "a=b=c"):
+        assert not require.fullmatch(bad), bad
+    for good in ("", "email", "email,groups,cognito:groups"):
+        assert claims.fullmatch(good), good
+    for bad in (",", "email,", "a b"):
+        assert not claims.fullmatch(bad), bad

@@ -21,7 +21,8 @@ import httpx
 import pytest
 
 from tests.support.issuer import LocalIssuer, public_pem
-from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
+from tests.support.polling import wait_until
+from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev, ran
 
 APP = "examples/conformance/server.py"
 SCOPED = "tests/apps/scoped.py"
@@ -59,6 +60,7 @@ def _serve(
     lambda_path: bool = True,
     app: str = APP,
     issuer_url: str | None = None,
+    aws_endpoint: str | None = None,
 ) -> ServerProcess:
     port = free_port()
     path = "/v1/mcp" if api == "rest" else "/mcp"
@@ -68,9 +70,18 @@ def _serve(
         "LAMBDA_MCP_AUTH_AUDIENCE": f"http://127.0.0.1:{port}{path}",
         "LAMBDA_MCP_AUTH_SCOPES": "mcp:tools",
     }
+    if aws_endpoint is not None:
+        env["LAMBDA_MCP_TABLE_NAME"] = f"auth-{port}"
     extra = ["--api", api] if lambda_path else []
     return lambda_mcp_dev(
-        app, through_lambda=lambda_path, env=env, port=port, path=path, log=tmp / f"{api}.log", extra_args=extra
+        app,
+        through_lambda=lambda_path,
+        env=env,
+        port=port,
+        path=path,
+        log=tmp / f"{api}.log",
+        extra_args=extra,
+        aws_endpoint=aws_endpoint,
     )
 
 
@@ -182,6 +193,73 @@ def test_get_and_delete_need_a_token_too_and_keys_are_fetched_once(server: Serve
     # Across every invocation so far (unknown kids included): one JWKS fetch, cached in the warm
     # execution environment; an unknown kid refetches at most once a minute.
     assert issuer.jwks_fetches == 1
+
+
+def _task_item(endpoint: str, table: str, task_id: str) -> dict[str, Any]:
+    """The task's record as the table holds it (its JSON body), with the owner index's copy as `listing`."""
+    import boto3
+
+    from lambda_mcp.storage.dynamodb import keys
+
+    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")
+    key = {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.TASK_SK}}
+    item = client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+    return {**json.loads(item["body"]["S"]), "listing": item["listing"]["S"]}
+
+
+def _answer(response: httpx.Response) -> Any:
+    """The JSON-RPC response a POST got, as JSON or as the last event of an SSE stream."""
+    assert response.status_code == 200, response.text
+    if response.headers["content-type"].startswith("text/event-stream"):
+        return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")][-1]
+    return response.json()
+
+
+@pytest.mark.parametrize("lambda_path", [True, False], ids=["lambda", "streaming"])
+def test_tools_and_tasks_see_the_token_claims_on_both_eras(
+    issuer: LocalIssuer, tmp_path: Path, lambda_path: bool, request: pytest.FixtureRequest
+) -> None:
+    """`ctx.claims`: through the Lambda handler with state in DynamoDB Local and the task run by the real
+    worker handler (or by the streaming server), on the 2026 wire (inline and as a task) and a session."""
+    endpoint = request.getfixturevalue("dynamodb_local_url") if lambda_path else None
+    process = _serve(issuer, tmp_path, lambda_path=lambda_path, app=SCOPED, aws_endpoint=endpoint)
+    try:
+        token = _auth(issuer.token(process.url, email="ana@example.com", groups=["admins"]))
+        seen = {"claims": {"sub": "alice", "email": "ana@example.com", "groups": ["admins"]}, "changed": False}
+
+        def modern(method: str, params: dict[str, Any], name: str, capabilities: dict[str, Any]) -> Any:
+            meta = {**LIST["params"]["_meta"], "io.modelcontextprotocol/clientCapabilities": capabilities}
+            body = {"jsonrpc": "2.0", "id": 2, "method": method, "params": {**params, "_meta": meta}}
+            headers = {**MODERN, "mcp-method": method, "mcp-name": name, **token}
+            return _answer(httpx.post(process.url, json=body, headers=headers))["result"]
+
+        inline = modern("tools/call", {"name": "claims", "arguments": {}}, "claims", {})
+        assert json.loads(inline["content"][0]["text"]) == seen
+        tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+        task_id = modern("tools/call", {"name": "claims", "arguments": {}}, "claims", tasks)["taskId"]
+
+        def completed() -> Any:
+            got = modern("tasks/get", {"taskId": task_id}, task_id, tasks)
+            return got if got["status"] == "completed" else None
+
+        done = wait_until(completed, what="the task to complete")
+        assert json.loads(done["result"]["content"][0]["text"]) == seen
+        if endpoint is not None:  # the run was the worker handler's, from the task's item in the table
+            assert ran(process, task_id, "completed")
+            stored = _task_item(endpoint, f"auth-{process.port}", task_id)
+            assert {k: stored["claims"][k] for k in ("email", "groups")} == {
+                "email": "ana@example.com",
+                "groups": ["admins"],
+            }
+            assert json.loads(stored["listing"])["claims"] == {}  # the owner index's copy leaves them out
+
+        started = httpx.post(process.url, json=INITIALIZE, headers={**LEGACY, **token})
+        session = {"mcp-session-id": started.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "claims", "arguments": {}}}
+        called = _answer(httpx.post(process.url, json=call, headers={**LEGACY, **session, **token}))
+        assert json.loads(called["result"]["content"][0]["text"]) == seen
+    finally:
+        process.stop()
 
 
 def test_a_session_made_with_one_principals_token_is_refused_to_another(
@@ -297,24 +375,31 @@ def test_a_per_tool_refusal_behind_a_renaming_front_door_still_carries_its_chall
 def test_gateway_mode_can_be_tried_locally_with_an_emulated_authorizer(tmp_path: Path) -> None:
     """Also seen: `dev --lambda` could not exercise auth `gateway` (every request got 401)."""
     claims = tmp_path / "claims.json"
-    claims.write_text(json.dumps({"iss": "https://issuer.example.com", "sub": "carol", "scope": "inventory:write"}))
+    issued = {"iss": "https://issuer.example.com", "sub": "carol", "scope": "inventory:write", "groups": ["staff"]}
+    claims.write_text(json.dumps(issued))
+    carol = "https://issuer.example.com#carol"
+    seen = {"sub": "carol", "groups": ["staff"]}
     cases = [
-        ("http", ["--authorizer-claims", str(claims)], "https://issuer.example.com#carol", ["inventory:write"]),
-        ("rest", ["--authorizer-claims", str(claims)], "https://issuer.example.com#carol", ["inventory:write"]),
-        ("url", ["--iam-caller", "arn:aws:iam::123456789012:user/ci"], "arn:aws:iam::123456789012:user/ci", []),
+        ("http", ["--authorizer-claims", str(claims)], carol, ["inventory:write"], seen),
+        # a REST API's Cognito authorizer passes every claim as a string
+        ("rest", ["--authorizer-claims", str(claims)], carol, ["inventory:write"], {**seen, "groups": '["staff"]'}),
+        ("url", ["--iam-caller", "arn:aws:iam::123456789012:user/ci"], "arn:aws:iam::123456789012:user/ci", [], {}),
     ]
-    for api, options, principal, scopes in cases:
+    for api, options, principal, scopes, claimed in cases:
         port = free_port()
         path = "/v1/mcp" if api == "rest" else "/mcp"
         process = lambda_mcp_dev(SCOPED, through_lambda=True, port=port, path=path, extra_args=["--api", api, *options])
         try:
-            call = {**LIST, "method": "tools/call", "params": {**LIST["params"], "name": "whoami", "arguments": {}}}
-            answered = httpx.post(
-                process.url, json=call, headers={**MODERN, "mcp-method": "tools/call", "mcp-name": "whoami"}
-            )
-            assert answered.status_code == 200, (api, answered.text)
-            caller = json.loads(answered.json()["result"]["content"][0]["text"])
-            assert caller == {"principal": principal, "scopes": scopes}, api
+            for tool, expected in (
+                ("whoami", {"principal": principal, "scopes": scopes}),
+                ("claims", {"claims": claimed, "changed": False}),
+            ):
+                call = {**LIST, "method": "tools/call", "params": {**LIST["params"], "name": tool, "arguments": {}}}
+                answered = httpx.post(
+                    process.url, json=call, headers={**MODERN, "mcp-method": "tools/call", "mcp-name": tool}
+                )
+                assert answered.status_code == 200, (api, answered.text)
+                assert json.loads(answered.json()["result"]["content"][0]["text"]) == expected, (api, tool)
         finally:
             process.stop()
     plain = lambda_mcp_dev(SCOPED, through_lambda=True, env={"LAMBDA_MCP_AUTH": "gateway"})

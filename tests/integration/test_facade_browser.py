@@ -2,11 +2,13 @@
 by Selenium) against `lambda-mcp dev examples/conformance/server.py --lambda` with `LAMBDA_MCP_AUTH=proxy`
 in front of the oidc-provider upstream (tests/support/oidc/upstream.mjs).
 
-A client registered by DCR sends the browser to /oauth/authorize. The page names the client and its
-redirect host; Deny brings the browser back to the client's redirect URI (a loopback listener) with
-`error=access_denied` and the client's `state`; Approve sends it through the upstream's login and back
-to the client with a code, which the client exchanges for the facade's token; the same client asking
-again in that browser gets a code without the consent page (consent remembered for that user).
+A client registered by DCR sends the browser to /oauth/authorize. The page names the client and where
+the code goes (a program on this computer: its redirect URI is a loopback listener); Deny brings the
+browser back to the client's redirect URI with `error=access_denied` and the client's `state`; Approve
+counts only once its box is ticked (a click that lands on it does nothing), then sends the browser
+through the upstream's login and back to the client with a code, which the client exchanges for the
+facade's token; the same client asking again sees the page again (a loopback redirect's consent is
+never remembered: any program can listen on a loopback port).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -140,14 +143,15 @@ def test_the_consent_page_names_the_client_and_deny_returns_access_denied(
     browser.get(url)
     page = browser.find_element(By.TAG_NAME, "body").text
     assert CLIENT_NAME in page and "127.0.0.1" in page  # who asks, and where the answer goes
-    browser.find_element(By.ID, "deny").click()
+    assert "a program on this computer" in page and "not verified" in page
+    browser.find_element(By.ID, "deny").click()  # Deny needs no ticked box
     (query,) = wait_until(lambda: listener.queries, timeout=15, what="the browser to reach the client")
     assert query["error"] == "access_denied" and query["state"] == state and "code" not in query
     assert query.get("iss", metadata["issuer"]) == metadata["issuer"]  # RFC 9207, when sent
     assert browser.find_element(By.ID, "received").text == "received"
 
 
-def test_approve_goes_through_the_upstream_login_to_the_client_with_a_code_and_is_remembered(
+def test_approve_needs_its_box_then_goes_through_the_upstream_login_to_the_client_with_a_code(
     facade: tuple[ServerProcess, Upstream], browser: webdriver.Chrome, listener: RedirectListener
 ) -> None:
     server, upstream = facade
@@ -155,6 +159,11 @@ def test_approve_goes_through_the_upstream_login_to_the_client_with_a_code_and_i
     fresh(browser)
     browser.get(url)
     assert CLIENT_NAME in browser.find_element(By.TAG_NAME, "body").text
+    consent_url = browser.current_url
+    browser.find_element(By.ID, "approve").click()  # a click that lands on Approve, box unticked: nothing is sent
+    time.sleep(0.5)
+    assert browser.current_url == consent_url and browser.find_element(By.ID, "approve").is_displayed()
+    browser.find_element(By.ID, "confirm").click()
     browser.find_element(By.ID, "approve").click()
     wait_until(lambda: browser.current_url.startswith(upstream.issuer), timeout=15, what="the upstream's login")
     browser.find_element(By.NAME, "login").send_keys("dana")
@@ -178,8 +187,7 @@ def test_approve_goes_through_the_upstream_login_to_the_client_with_a_code_and_i
     assert claims["iss"] == metadata["issuer"] and "dana" in claims["sub"]  # who signed in upstream
     assert "mcp:tools" in str(claims.get("scope", "")).split()
 
-    # The same user and client again in this browser: consent is remembered, so no page stops the browser.
-    again, second_state, _, _ = authorization(server, listener.redirect_uri, client_id=metadata["client_id"])
+    # The same user and client again in this browser: a loopback redirect's consent is never remembered.
+    again, _, _, _ = authorization(server, listener.redirect_uri, client_id=metadata["client_id"])
     browser.get(again)
-    wait_until(lambda: len(listener.queries) == 2, timeout=15, what="a second code without the consent page")
-    assert listener.queries[1]["state"] == second_state and listener.queries[1]["code"] != query["code"]
+    assert browser.find_element(By.ID, "approve").is_displayed() and len(listener.queries) == 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
@@ -36,6 +36,7 @@ from tests.support.facade_clients import (
 from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
 from tests.support.ts_sdk import run_ts_client
 from tests.support.upstream import SignIn, Upstream, sign_in, start_upstream
+from tests.unit.test_facade_http import pkce
 
 pytestmark = pytest.mark.anyio
 APP = "examples/conformance/server.py"
@@ -76,6 +77,7 @@ def server(
         "LAMBDA_MCP_AUTH_AUDIENCE": f"http://127.0.0.1:{port}{path}",
         "LAMBDA_MCP_AUTH_SCOPES": "mcp:tools",
         "SSL_CERT_FILE": str(tls.ca_file),  # the facade's CIMD fetch trusts the module's CA
+        "LAMBDA_MCP_AUTH_UPSTREAM_CHECK_SECONDS": "0",  # every refresh asks the upstream too
         **upstream.facade_env(),
     }
     log = tmp_path_factory.mktemp(f"facade-{api}") / "server.log"
@@ -127,14 +129,23 @@ async def test_python_sdk_registers_signs_in_calls_refreshes_and_calls_again(
     assert metadata["registration_endpoint"] and metadata["client_id_metadata_document_supported"] is True
     assert metadata["code_challenge_methods_supported"] == ["S256"]
 
-    # The refresh rotated the refresh token; presenting the old one again revokes the whole family.
+    # The refresh rotated the refresh token. Presenting the old one again at once (a retry after a lost answer)
+    # gets the same successor; once the successor was used, the old one again revokes the whole family.
     assert flow.issued.refresh_token and flow.refreshed.refresh_token
     assert flow.issued.refresh_token != flow.refreshed.refresh_token
     client = {"client_id": flow.storage.client.client_id}
-    for token in (flow.issued.refresh_token, flow.refreshed.refresh_token):
-        reused = httpx.post(
+
+    def refresh(token: str) -> httpx.Response:
+        return httpx.post(
             metadata["token_endpoint"], data={"grant_type": "refresh_token", "refresh_token": token, **client}
         )
+
+    retried = refresh(flow.issued.refresh_token)
+    assert retried.status_code == 200 and retried.json()["refresh_token"] == flow.refreshed.refresh_token
+    following = refresh(flow.refreshed.refresh_token)
+    assert following.status_code == 200, following.text
+    for token in (flow.issued.refresh_token, following.json()["refresh_token"]):
+        reused = refresh(token)
         assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant", reused.text
 
 
@@ -209,3 +220,41 @@ def test_the_typescript_sdk_signs_in_with_its_metadata_document(
     assert done["client_id"] == document.url and document.fetches >= 1  # the facade read the document
     assert not any(request.endswith(metadata["registration_endpoint"]) for request in done["requests"])
     assert any(request.startswith(f"POST {metadata['token_endpoint']}") for request in done["requests"])
+
+
+def test_a_user_disabled_at_the_upstream_is_refused_at_the_next_refresh(
+    server: ServerProcess, upstream: Upstream
+) -> None:
+    """The facade keeps the upstream's refresh token (sealed) and, its check being due at every refresh here,
+    refreshes upstream too: the real upstream's `invalid_grant` for a disabled account ends the sign-in."""
+    metadata = authorization_server_metadata(server.url.rsplit("/mcp", 1)[0])
+    redirect_uri, user = loopback_redirect_uri(), f"dave-{urlsplit(server.url).port}"
+    registered = httpx.post(
+        metadata["registration_endpoint"], json={"redirect_uris": [redirect_uri], "token_endpoint_auth_method": "none"}
+    )
+    client_id = registered.json()["client_id"]
+    verifier = "v" * 64
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "code_challenge": pkce(verifier),
+        "code_challenge_method": "S256",
+        "resource": server.url,
+        "state": "s",
+    }
+    signed = sign_in(f"{metadata['authorization_endpoint']}?{urlencode(query)}", redirect_uri=redirect_uri, user=user)
+    form = {"client_id": client_id, "redirect_uri": redirect_uri, "code_verifier": verifier}
+    tokens = httpx.post(
+        metadata["token_endpoint"], data={**form, "grant_type": "authorization_code", "code": signed.query["code"]}
+    ).json()
+
+    def refresh(token: str) -> httpx.Response:
+        form = {"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id}
+        return httpx.post(metadata["token_endpoint"], data=form)
+
+    refreshed = refresh(tokens["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.text  # the upstream still signs the user in
+    upstream.disable(user)
+    refused = refresh(refreshed.json()["refresh_token"])
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"

@@ -1,15 +1,18 @@
 """`lambda_mcp.testing.Client` as a user's pytest file uses it for scoped tools, failing tools and tasks:
-`principal=`/`scopes=` (enforced by the kit as under auth `jwt`), `raise_exceptions=True`, and
-`task="auto"` for tools that run only as tasks."""
+`principal=`/`scopes=` (enforced by the kit as under auth `jwt`), `claims=` (the token's claims, as
+`ctx.claims`), `raise_exceptions=True`, and `task="auto"` for tools that run only as tasks."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from lambda_mcp import Context, MCPApp, ToolError
 from lambda_mcp.config import Settings
+from lambda_mcp.middleware import CallNext, RequestInfo
 from lambda_mcp.testing import Client, RequestFailed
 
 pytestmark = pytest.mark.anyio
@@ -191,6 +194,87 @@ def test_a_misspelt_identity_is_refused_up_front() -> None:
         Client(app, scopes="reports:read")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-empty string"):
         Client(app, principal="")
+    with pytest.raises(TypeError, match="claims must be a mapping"):
+        Client(app, claims=["groups"])  # type: ignore[arg-type]
+
+
+# -- claims ---------------------------------------------------------------------------------
+claimed = MCPApp("claimed")
+SEEN_BY_MIDDLEWARE: list[tuple[bool, dict[str, Any], bool]] = []
+"""Per tools/call: whether it is a task's run, the claims the middleware saw, and whether it could change them."""
+
+
+@claimed.middleware
+async def note_claims(request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
+    if request.method == "tools/call":
+        try:
+            request.claims["groups"] = ["admins"]  # type: ignore[index]
+            changed = True
+        except TypeError:
+            changed = False
+        SEEN_BY_MIDDLEWARE.append((request.task_id is not None, dict(request.claims), changed))
+    return await call_next(request)
+
+
+@claimed.tool()
+def admin_report(ctx: Context) -> str:
+    """Only for the admins group."""
+    if "admins" not in ctx.claims.get("groups", []):
+        raise ToolError("only admins may read the report")
+    return f"report for {ctx.claims['email']} ({ctx.principal})"
+
+
+@claimed.tool()
+async def confirmed_claims(ctx: Context) -> str:
+    """The caller's claims, after asking the user (a 2026 call runs again with the answer)."""
+    await ctx.elicit("Show them?", {"type": "object", "properties": {}})
+    return json.dumps(dict(ctx.claims), sort_keys=True)
+
+
+@claimed.tool(task_support="required")
+async def later_claims(ctx: Context) -> str:
+    """The caller's claims, from a task's run."""
+    return json.dumps(dict(ctx.claims), sort_keys=True)
+
+
+ADMIN = {"email": "ana@example.com", "groups": ["staff", "admins"]}
+
+
+def _accept(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {}}
+
+
+@pytest.fixture(autouse=True)
+def _nothing_seen() -> None:
+    SEEN_BY_MIDDLEWARE.clear()
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_tools_and_middleware_see_the_claims_given_read_only(version: str) -> None:
+    given = {**ADMIN}
+    async with Client(claimed, protocol_version=version, claims=given, elicitation_handler=_accept) as client:
+        given["email"] = "changed@example.com"  # the client copied them
+        assert (await client.call_tool("admin_report")).text == "report for ana@example.com (test-client)"
+        assert json.loads((await client.call_tool("confirmed_claims")).text) == ADMIN
+    runs = 3 if version == "2026-07-28" else 2  # a 2026 call that asks runs twice, each through the middleware
+    assert [(False, ADMIN, False)] * runs == SEEN_BY_MIDDLEWARE
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_a_tasks_run_sees_the_claims_of_its_caller(version: str) -> None:
+    async with Client(claimed, protocol_version=version, principal="ana", claims=ADMIN) as client:
+        assert json.loads((await client.call_tool("later_claims", task=True)).text) == ADMIN
+    assert (True, ADMIN, False) in SEEN_BY_MIDDLEWARE
+
+
+async def test_claims_that_lack_the_group_are_refused_by_the_tool_and_none_is_anonymous() -> None:
+    async with Client(claimed, claims={"groups": ["staff"]}) as client:
+        refused = await client.call_tool("admin_report")
+        assert refused.is_error and refused.text == "only admins may read the report"
+    async with Client(claimed, elicitation_handler=_accept) as anonymous:  # auth `none`: no claims
+        assert (await anonymous.call_tool("admin_report")).is_error
+        assert (await anonymous.call_tool("confirmed_claims")).text == "{}"
+        assert (await anonymous.call_tool("later_claims", task=True)).text == "{}"
 
 
 # -- raise_exceptions -----------------------------------------------------------------------

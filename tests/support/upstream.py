@@ -49,6 +49,10 @@ class Upstream:
             "LAMBDA_MCP_AUTH_UPSTREAM_CLIENT_SECRET": self.client_secret,
         }
 
+    def disable(self, user: str) -> None:
+        """Disable `user` at the upstream, as an administrator would: its refresh tokens stop working."""
+        assert httpx.post(f"{self.issuer}/test/disable", data={"sub": user}).status_code == 204
+
     def stop(self) -> None:
         self.process.stop()
 
@@ -127,7 +131,8 @@ def _submit(client: httpx.Client, page: httpx.Response, user: str, decision: str
         value = _VALUE.search(txn.group(0))
         assert value, txn.group(0)
         seen.consent_page = page.text
-        return client.post(action, data={"txn": html.unescape(value.group(1)), "decision": decision})
+        answer = {"txn": html.unescape(value.group(1)), "decision": decision}
+        return client.post(action, data={**answer, "confirm": "yes"} if decision == "approve" else answer)
     prompt = _PROMPT.search(page.text)
     assert prompt and prompt.group(1) == "login", f"unexpected upstream page at {page.url}: {page.text[:800]}"
     return client.post(action, data={"prompt": "login", "login": user, "password": "any"})

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from lambda_mcp.facade import cimd
 from lambda_mcp.facade.cimd import DocumentError, check_url, fetch_document
 from lambda_mcp.kit import Stores, build_kit
 from lambda_mcp.loader import load_app
@@ -75,6 +76,17 @@ def documents(served: Documents) -> Documents:
     return served
 
 
+PUBLIC = "the client's metadata document could not be used"
+
+
+def refused(url: str, allow_loopback: bool, **kwargs: Any) -> str:
+    """Fetch `url`, which must be refused with the one public text; return the refusal's detail (for the log)."""
+    with pytest.raises(DocumentError) as caught:
+        fetch_document(url, allow_loopback, **kwargs)
+    assert caught.value.public == PUBLIC
+    return caught.value.detail
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -86,11 +98,64 @@ def documents(served: Documents) -> Documents:
         "https://example.com/a/../c.json",
         "https://127.0.0.1/c.json",  # loopback, not allowed here
         "http://localhost:8000/c.json",
+        "https://example.com/c.json?v=1",  # a query string
+        "https://example.com/c.json?",
+        "https://example.com:8443/c.json",  # a port other than 443
+        "https://example.com:80/c.json",
+        "https://example.com:0/c.json",
+        "https://[2606:4700::1111]:444/c.json",
     ],
 )
 def test_urls_that_cannot_be_client_ids_are_refused(url: str) -> None:
-    with pytest.raises(DocumentError):
+    with pytest.raises(DocumentError) as caught:
         check_url(url, allow_loopback=False)
+    assert caught.value.public == PUBLIC and caught.value.detail == str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "allow_loopback"),
+    [
+        ("https://example.com/c.json", False),
+        ("https://example.com:443/c.json", False),  # the one port, written out
+        ("https://[2606:4700::1111]:443/c.json", False),
+        ("http://127.0.0.1:8000/c.json", True),  # local work and tests: loopback on any port
+        ("https://127.0.0.1:8443/c.json", True),
+        ("http://[::1]:8000/c.json", True),
+        ("http://localhost:8000/c.json", True),
+    ],
+)
+def test_client_id_urls_on_port_443_or_local_loopback_are_accepted(url: str, allow_loopback: bool) -> None:
+    check_url(url, allow_loopback)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com:8443/c.json",  # the loopback allowance relaxes the port for loopback only
+        "https://127.0.0.1:0/c.json",
+        "http://127.0.0.1:8000/c.json?v=1",
+    ],
+)
+def test_the_loopback_allowance_relaxes_nothing_else(url: str) -> None:
+    with pytest.raises(DocumentError):
+        check_url(url, allow_loopback=True)
+
+
+def test_a_query_string_is_refused_before_anything_is_fetched(documents: Documents) -> None:
+    detail = refused(documents.url + "/client.json?v=1", allow_loopback=True)
+    assert "query string" in detail and documents.requests == 0
+
+
+def test_the_whole_fetch_is_given_two_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    given: list[float] = []
+
+    def resolve(host: str, port: int, timeout: float) -> list[Any]:
+        given.append(timeout)
+        return []
+
+    monkeypatch.setattr(cimd, "_resolve", resolve)
+    assert "does not resolve" in refused("https://client.example/meta.json", allow_loopback=False)
+    assert given == [2.0]
 
 
 @pytest.mark.parametrize(
@@ -111,6 +176,10 @@ def test_urls_that_cannot_be_client_ids_are_refused(url: str) -> None:
         "2002:a00:1::1",
         "2002:a9fe:a9fe::1",
         "2002:7f00:1::1",
+        "fec0::1",  # site-local: passed on Python 3.11, whose tables did not list it
+        "192.88.99.1",
+        "fe80::1%eth0",  # as getaddrinfo writes a link-local answer
+        "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254
     ],
 )
 def test_a_host_resolving_to_a_private_address_is_never_fetched(monkeypatch: pytest.MonkeyPatch, address: str) -> None:
@@ -124,24 +193,37 @@ def test_a_host_resolving_to_a_private_address_is_never_fetched(monkeypatch: pyt
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     monkeypatch.setattr(socket, "create_connection", never)
-    with pytest.raises(DocumentError, match="private, loopback or reserved"):
-        fetch_document("https://client.example/meta.json", allow_loopback=False)
+    detail = refused("https://client.example/meta.json", allow_loopback=False)
+    assert f"resolves to {address}, a private, loopback or reserved address" in detail
 
 
 def test_a_redirect_is_not_followed(documents: Documents) -> None:
-    with pytest.raises(DocumentError, match="redirects"):
-        fetch_document(documents.url + "/moved", allow_loopback=True)
+    assert "redirects" in refused(documents.url + "/moved", allow_loopback=True)
     assert documents.requests == 1
 
 
 def test_a_document_over_the_size_cap_is_refused(documents: Documents) -> None:
-    with pytest.raises(DocumentError, match="larger than"):
-        fetch_document(documents.url + "/big", allow_loopback=True)
+    assert "larger than" in refused(documents.url + "/big", allow_loopback=True)
 
 
 def test_a_document_trickling_in_is_cut_off_at_the_timeout(documents: Documents) -> None:
-    with pytest.raises(DocumentError, match="too long"):
-        fetch_document(documents.url + "/slow", allow_loopback=True, timeout=0.4)
+    assert "too long" in refused(documents.url + "/slow", allow_loopback=True, timeout=0.4)
+
+
+def test_every_refusal_tells_the_client_the_same_text_and_keeps_what_it_saw_for_the_log(
+    documents: Documents, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    details = {
+        refused(documents.url + "/missing/../client.json", allow_loopback=True),
+        refused(documents.url + "/moved", allow_loopback=True),
+        refused(documents.url + "/big", allow_loopback=True),
+        refused("https://10.0.0.5/client.json", allow_loopback=False),
+    }
+    monkeypatch.setattr(cimd, "_resolve", lambda host, port, timeout: [])
+    details.add(refused("https://client.example/meta.json", allow_loopback=False))
+    assert len(details) == 5  # five different causes, one public text (checked in `refused`)
+    assert all(PUBLIC not in detail for detail in details)
+    assert DocumentError.public == PUBLIC and DocumentError("what the fetch saw").detail == "what the fetch saw"
 
 
 def test_a_document_and_its_max_age_are_read(documents: Documents) -> None:
@@ -181,7 +263,7 @@ async def test_unusable_documents_are_an_invalid_client_page_never_a_5xx(documen
             assert "metadata document" in page.text
         documents.document["client_id"] = "https://someone.else/client.json"
         page = await rig.authorize(documents.url + "/client.json")
-        assert page.status_code == 400 and "its own URL" in page.text
+        assert page.status_code == 400 and "metadata document" in page.text
         token = await http.post(
             "/oauth/token",
             data={"grant_type": "authorization_code", "code": "x", "client_id": documents.url + "/moved"},

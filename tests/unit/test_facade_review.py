@@ -16,7 +16,7 @@ import pytest
 
 from lambda_mcp.facade import clients as clients_module
 from lambda_mcp.facade.cimd import MAX_BYTES, DocumentError, fetch_document
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, respond
 from tests.unit import test_facade_http
 from tests.unit.test_facade_http import REDIRECT, Rig
 
@@ -139,3 +139,69 @@ def test_a_host_whose_resolver_stalls_is_cut_off_at_the_timeout(monkeypatch: pyt
     with pytest.raises(DocumentError, match="does not resolve"):
         fetch_document("https://client.example/meta.json", allow_loopback=False, timeout=0.3)
     assert time.monotonic() - started < 1.2
+
+
+@pytest.mark.parametrize("depth", [12, 3000])
+async def test_a_deeply_nested_metadata_document_is_an_invalid_client_page(rig: Rig, depth: int) -> None:
+    """Nested deeper than the JSON parser goes (3,000) was a 500; deeper than a client's metadata needs (12)
+    is refused too."""
+    server = LoopbackServer(lambda handler: respond(handler, 200, document))
+    url = f"{server.url}/client.json"
+    document = json.dumps({"client_id": url, "redirect_uris": [REDIRECT], "x": 0}).encode()
+    document = document[:-1] + b', "y": ' + b"[" * depth + b"]" * depth + b"}"
+    try:
+        page = await rig.authorize(url)
+    finally:
+        server.stop()
+    assert page.status_code == 400 and "location" not in page.headers
+    assert "metadata document could not be used" in page.text
+
+
+# -- what the facade's fuzzer found (tests/fuzz/test_facade_fuzz.py) ------------------------------------------
+@pytest.mark.parametrize("name", ["\udfff", "Claude\u202e", "a\x07b", "\ue000"])
+async def test_a_client_name_a_page_cannot_show_as_it_is_is_refused(rig: Rig, name: str) -> None:
+    """A lone surrogate was a 500 (the answer echoes the name); a bidirectional override shows a name backwards."""
+    body = json.dumps({"redirect_uris": [REDIRECT], "client_name": name}).encode()  # ensure_ascii: \\udfff
+    answer = await rig.http.post("/oauth/register", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 400 and answer.json()["error"] == "invalid_client_metadata"
+
+
+class _Documents:
+    """Serves a valid metadata document at any path, with the Cache-Control the test chooses."""
+
+    def __init__(self) -> None:
+        self.cache_control = "max-age=600"
+        self.server = LoopbackServer(self._handle)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        url = f"{self.server.url}{handler.path}"
+        document = {"client_id": url, "redirect_uris": [REDIRECT], "client_name": "Doc"}
+        respond(handler, 200, json.dumps(document).encode(), headers=[("Cache-Control", self.cache_control)])
+
+
+@pytest.fixture
+def documents() -> Iterator[_Documents]:
+    served = _Documents()
+    yield served
+    served.server.stop()
+
+
+async def test_a_document_cached_for_longer_than_an_int_can_parse_is_cached_a_day(
+    rig: Rig, documents: _Documents
+) -> None:
+    documents.cache_control = "max-age=" + "9" * 5000  # over Python's 4,300-digit int() limit: was a 500
+    page = await rig.authorize(documents.server.url + "/client.json")
+    assert page.status_code == 200 and "Doc" in page.text
+
+
+async def test_a_document_url_that_is_not_ascii_is_refused_before_any_fetch(rig: Rig, documents: _Documents) -> None:
+    page = await rig.authorize(documents.server.url + "/cli\u00e9nt.json")  # the request line is ASCII: was a 500
+    assert page.status_code == 400 and "metadata document could not be used" in page.text
+
+
+async def test_a_browser_cookie_the_facade_did_not_make_is_replaced_not_echoed(rig: Rig) -> None:
+    client = await rig.register()
+    rig.http.cookies.set("lmcp_browser", "A" * 10_000)
+    page = await rig.authorize(client["client_id"])
+    renewed = page.headers["set-cookie"]
+    assert page.status_code == 200 and "A" * 100 not in renewed and len(renewed) < 300

@@ -95,8 +95,15 @@ async def test_a_sign_in_with_its_state_in_dynamodb(backend: tuple[str, Any]) ->
         registered = await rig.register()
         code = await rig.code(registered["client_id"])
         assert (await rig.exchange(registered["client_id"], code)).status_code == 200
+        assert {"client", "code", "family", "rate"} <= _kinds(client, table)
         assert (await rig.exchange(registered["client_id"], code)).json()["error"] == "invalid_grant"
+    assert "family" not in _kinds(client, table)  # the replayed code ended the sign-in its first use started
     found = client.scan(TableName=table)["Items"]
-    kinds = {item["pk"]["S"].split("#")[1] for item in found if item["pk"]["S"].startswith("FACADE#")}
-    assert {"client", "consent", "family", "rate"} <= kinds and "code" not in kinds
+    marks = [item["version"]["S"] for item in found if item["pk"]["S"].startswith("FACADE#code#")]
+    assert len(marks) == 1 and marks[0].startswith("replayed:")  # kept until it expires, marked
     assert all("expires_at" in item for item in found if item["pk"]["S"].startswith("FACADE#"))
+
+
+def _kinds(client: Any, table: str) -> set[str]:
+    found = client.scan(TableName=table)["Items"]
+    return {item["pk"]["S"].split("#")[1] for item in found if item["pk"]["S"].startswith("FACADE#")}

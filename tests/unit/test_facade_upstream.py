@@ -136,7 +136,7 @@ async def test_the_code_is_exchanged_with_the_facades_client_and_the_id_token_na
         "code_challenge_method": "S256",
     }
     tokens, nonce = _sign_in(provider, upstream, "bob")
-    assert await upstream.subject(tokens, nonce) == "bob"
+    assert (await upstream.identity(tokens, nonce))["sub"] == "bob"
     authorization, form = provider.token_requests[-1]
     assert authorization == "Basic " + base64.b64encode(f"{CLIENT_ID}:{SECRET}".encode()).decode()
     assert form["code_verifier"] == "v" * 50 and form["redirect_uri"] == BASE + "/oauth/callback"
@@ -150,14 +150,14 @@ async def test_an_id_token_that_fails_a_check_names_no_one(provider: Provider, o
     provider.id_token_overrides = override
     tokens, nonce = _sign_in(provider, upstream)
     with pytest.raises(UpstreamError):
-        await upstream.subject(tokens, nonce)
+        await upstream.identity(tokens, nonce)
 
 
 async def test_without_an_id_token_the_user_comes_from_userinfo(provider: Provider) -> None:
     upstream = Upstream(_settings(provider), BASE + "/oauth/callback")
     provider.with_id_token = False
     tokens, nonce = _sign_in(provider, upstream, "carol")
-    assert await upstream.subject(tokens, nonce) == "carol"
+    assert (await upstream.identity(tokens, nonce))["sub"] == "carol"
 
 
 async def test_the_client_secret_can_come_from_secrets_manager(provider: Provider) -> None:

@@ -137,6 +137,7 @@ LAYERS = {
     "local": 9,
     "remote": 9,
     "serving": 10,
+    "signout": 10,
     "cli": 11,
     "__main__": 12,
     "": 10,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..protocol.jsonrpc import RequestId
+from ..server.context import no_claims
+from ..server.middleware import RequestInfo
 from ..storage.records import SessionRecord
 from .rounds import BufferedRound
 
@@ -23,7 +25,7 @@ Ask = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 @dataclass(frozen=True)
 class RequestContext:
     """The request's era and negotiated version, the client's declared capabilities, the legacy session it
-    belongs to, and who sent it (principal and token scopes; None when auth is `none`)."""
+    belongs to, and who sent it (principal and token scopes, None when auth is `none`; token claims)."""
 
     era: Era
     version: str
@@ -35,6 +37,17 @@ class RequestContext:
     body_bytes: int = 0
     """Size of the HTTP body the request came in (0: unknown): any part of the request is at most this
     big, so a size limit it fits needs no measuring."""
+    claims: Mapping[str, Any] = field(default_factory=no_claims)
+    """The caller's validated token claims: its `Identity`'s own mapping, never copied (`Context` and
+    `RequestInfo` show it read-only); a task's run has the creating request's, from the task record."""
+
+    def seen(
+        self, method: str, params: dict[str, Any], state: Any, session_id: str | None, task_id: str | None = None
+    ) -> RequestInfo:
+        """This request as middleware sees it (`state`: what the app's lifespan yielded)."""
+        return RequestInfo(
+            method, params, self.principal, self.era, self.version, session_id, task_id, self.scopes, state, self.claims
+        )
 
 
 async def _drop(message: dict[str, Any]) -> None:

@@ -167,10 +167,7 @@ class Dispatcher:
             return await self._route(method, current.params, request, channel)
 
         session = request.session.session_id if request.session is not None else None
-        state = await self.app.lifespans.state()
-        seen = RequestInfo(
-            method, params, request.principal, request.era, request.version, session, None, request.scopes, state
-        )
+        seen = request.seen(method, params, await self.app.lifespans.state(), session)
         try:
             return await through(self.app.middlewares, seen, endpoint), opened
         except ToolError as exc:  # a middleware's refusal, meant for the user

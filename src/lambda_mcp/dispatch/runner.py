@@ -23,7 +23,7 @@ from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
 from ..server.app import MCPApp
 from ..server.context import CallInfo, Context, Hooks, InputChannel
 from ..server.errors import ToolError
-from ..server.middleware import RequestInfo, through
+from ..server.middleware import through
 from ..server.suspensions import CancelledByClient, InputRequired, TaskStarted
 from ..server.tools import Tool, error_result
 from ..storage.errors import StorageUnavailable
@@ -115,6 +115,7 @@ class HandlerRunner:
             session_id=request.session.session_id if request.session else None,
             principal=request.principal,
             scopes=request.scopes,
+            claims=request.claims,
             task_id=task.task_id if task is not None else None,
             log_level=log_level,
             state=await self.app.lifespans.state(),
@@ -172,6 +173,7 @@ class HandlerRunner:
             principal=record.owner.removeprefix("principal:") if record.owner.startswith("principal:") else None,
             scopes=frozenset(record.scopes) if record.scopes is not None else None,
             request_id=record.task_id,
+            claims=record.claims,
         )
         channel = Channel(send=notify, is_cancelled=is_cancelled)
         try:
@@ -208,17 +210,7 @@ class HandlerRunner:
         if not self.app.middlewares:
             return await run(record.params)
         state = await self.app.lifespans.state()
-        seen = RequestInfo(
-            "tools/call",
-            record.params,
-            request.principal,
-            record.wire,
-            request.version,
-            record.session_id,
-            record.task_id,
-            request.scopes,
-            state,
-        )
+        seen = request.seen("tools/call", record.params, state, record.session_id, record.task_id)
         try:
             return await through(self.app.middlewares, seen, lambda current: run(current.params))
         except ToolError as exc:

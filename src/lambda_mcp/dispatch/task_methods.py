@@ -179,6 +179,7 @@ class TaskMethods:
             request_id=request.request_id,
             log_level=((session.log_level if session else None) or "debug") if request.era == "legacy" else None,
             scopes=sorted(request.scopes) if request.scopes is not None else None,
+            claims=dict(request.claims),
         )  # `SubmitFailed` when the queue is down: the dispatcher answers 503, the client tries again
         note(task_id=record.task_id)
         if request.era == "legacy":

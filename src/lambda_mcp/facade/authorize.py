@@ -1,22 +1,28 @@
 """The browser side of the facade: `/oauth/authorize`, the consent decision, and the upstream's callback.
 
-1. `/authorize` checks the client and its exact redirect URI (a failure is an error page: never a
-   redirect to a URI that is not the client's), then PKCE S256, `resource` and the scopes (failures
-   go back to the client as `error=`). It stores a pending authorization (ten minutes) bound to this
-   browser (the `lmcp_browser` cookie, SameSite=Lax) and shows the consent page, unless the browser's
-   `lmcp_consent` cookie (signed by the facade) names a user who already approved this client.
-2. Approve sends the browser to the upstream with the facade's own client, a `state` naming the
-   pending authorization, its own PKCE pair and a nonce; Deny sends `access_denied` to the client.
-3. The callback (single use: the pending row is taken) exchanges the upstream's code, learns the user,
-   records the consent and sends the client a facade code (single use, 60 s). If the remembered user
-   turns out not to be the one who signed in, and this one never approved the client, the consent
-   page is shown again before any code is issued.
+1. `/authorize` checks the client, its exact redirect URI, PKCE S256, `resource` and the scopes. Any
+   failure is the facade's error page: nothing goes to the client's redirect URI before the user acted
+   (anyone can register a redirect URI, so that would make the MCP origin an open redirector). It
+   stores a pending authorization (ten minutes, at most `pending:ip` per source address and window)
+   bound to this browser (the `lmcp_browser` cookie, SameSite=Lax) and shows the consent page, unless
+   the browser's `lmcp_consent` cookie (signed by the facade) names a user who already approved this
+   client for this exact `https` redirect URI. A loopback or private-use redirect URI always shows the
+   page: any program on the computer can listen on a loopback port, any app can claim a scheme.
+2. Approve (with its box ticked) sends the browser to the upstream with the facade's own client, a
+   `state` naming the pending authorization, its own PKCE pair and a nonce; Deny sends `access_denied`
+   to the client.
+3. The callback (single use: the pending row is taken) exchanges the upstream's code, validates the
+   user's identity, checks `LAMBDA_MCP_AUTH_UPSTREAM_REQUIRE`, records the consent and sends the client
+   a facade code (single use, 60 s) that carries the sign-in: the user, the copied claims and the
+   upstream's refresh token, sealed. If the remembered user turns out not to be the one who signed in,
+   and this one never approved the client, the consent page is shown again before any code is issued.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -24,9 +30,12 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from .admission import admitted, copied
 from .errors import OAuthError
 from .hashing import digest, s256
-from .pages import consent_page, error_page
+from .limits import source_address
+from .pages import CONFIRM, consent_page, error_page
+from .redirects import destination
 from .signing import mint, verify
 from .upstream import UpstreamError
 
@@ -41,6 +50,7 @@ MAX_STATE_CHARS = 1024
 CONSENT_SECONDS = 90 * 86_400
 BROWSER_COOKIE = "lmcp_browser"
 CONSENT_COOKIE = "lmcp_consent"
+_BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{32}")
 
 
 def with_query(uri: str, params: dict[str, str]) -> str:
@@ -51,6 +61,10 @@ def with_query(uri: str, params: dict[str, str]) -> str:
 
 def _expired() -> Response:
     return error_page("This sign-in has expired", "start again from the application")
+
+
+def _refused(description: str) -> Response:
+    return error_page("This sign-in request is not valid", description)
 
 
 def _redirect(url: str) -> Response:
@@ -64,35 +78,35 @@ class AuthorizeFlow:
     # -- /oauth/authorize ---------------------------------------------------------------------------
     async def authorize(self, request: Request) -> Response:
         params = request.query_params
+        source = source_address(request)
         try:
-            client = await self.f.clients.find(params.get("client_id"))
+            client = await self.f.clients.find(params.get("client_id"), source)
         except OAuthError as exc:
+            if exc.status == 429:
+                return error_page("Too many sign-ins", exc.description, 429, exc.retry_after)
             return error_page("Unknown application", exc.description)
         redirect_uri = client.redirect_for(params.get("redirect_uri"))
         if redirect_uri is None:
             return error_page("Wrong redirect address", "the redirect_uri is not one this application registered")
         state = params.get("state")
-
-        def back(error: str, description: str) -> Response:
-            return self._back({"redirect_uri": redirect_uri, "state": state}, error, description)
-
         if state is not None and len(state) > MAX_STATE_CHARS:
-            state = None
-            return back("invalid_request", "state is limited to 1024 characters")
+            return _refused("state is limited to 1024 characters")
         if params.get("response_type") != "code":
-            return back("unsupported_response_type", "response_type must be code")
+            return _refused("response_type must be code")
         challenge = params.get("code_challenge")
         if not challenge:
-            return back("invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256")
+            return _refused("PKCE is required: send code_challenge with code_challenge_method=S256")
         if params.get("code_challenge_method") != "S256" or not 43 <= len(challenge) <= 128:
-            return back("invalid_request", "only PKCE code_challenge_method S256 is supported")
+            return _refused("only PKCE code_challenge_method S256 is supported")
         if params.get("resource") != self.f.resource:
-            return back("invalid_target", "resource must be this MCP server's URL")
+            return _refused("resource must be this MCP server's URL")
         try:
             scopes = self.f.grantable(params.get("scope"))
         except OAuthError as exc:
-            return back(exc.error, exc.description)
-        browser = request.cookies.get(BROWSER_COOKIE) or secrets.token_urlsafe(24)
+            return _refused(exc.description)
+        browser = request.cookies.get(BROWSER_COOKIE) or ""
+        if not _BROWSER_ID.fullmatch(browser):  # only an id of the facade's own is renewed, never a client's text
+            browser = secrets.token_urlsafe(24)
         txn = secrets.token_urlsafe(24)
         pending: dict[str, Any] = {
             "client_id": client.client_id,
@@ -103,8 +117,12 @@ class AuthorizeFlow:
             "browser": digest(browser),
             "stage": "consent",
         }
-        remembered = await self._remembered(request)
-        if remembered is not None and await self._consented(remembered, client.client_id, scopes):
+        try:
+            await self.f.limits.spend("pending:ip", source, "sign-ins from this address")
+        except OAuthError as exc:
+            return error_page("Too many sign-ins", exc.description, 429, exc.retry_after)
+        remembered = await self._remembered(request) if destination(redirect_uri).kind == "web" else None
+        if remembered is not None and await self._consented(remembered, client.client_id, redirect_uri, scopes):
             pending["stage"], pending["subject"] = "remembered", remembered
             response = await self._to_upstream(txn, pending)
         else:
@@ -117,9 +135,9 @@ class AuthorizeFlow:
         return consent_page(
             self.f.path("/oauth/consent"),
             self.f.server_name,
-            client.display_name,
+            client.name,
             client.client_id,
-            redirect_uri,
+            destination(redirect_uri),
             scopes,
             txn,
         )
@@ -132,11 +150,19 @@ class AuthorizeFlow:
         sub = claims.get("sub") if claims else None
         return sub if isinstance(sub, str) else None
 
-    async def _consented(self, subject: str, client_id: str, scopes: list[str]) -> bool:
-        found = await self.f.store.get("consent", digest(subject, client_id), self.f.clock())
-        return found is not None and set(scopes) <= set(found[0].get("scopes", []))
+    async def _consented(self, subject: str, client_id: str, redirect_uri: str, scopes: list[str]) -> bool:
+        """Whether `subject` approved `client_id` for `redirect_uri` and `scopes`, since they were last signed
+        out everywhere. Only `https` redirect URIs are remembered."""
+        if destination(redirect_uri).kind != "web":
+            return False
+        found = await self.f.store.get("consent", digest(subject, client_id, redirect_uri), self.f.clock())
+        if found is None or not set(scopes) <= set(found[0].get("scopes", [])):
+            return False
+        return not await self.f.families.signed_out(subject, float(found[0].get("created", 0)))
 
     async def _to_upstream(self, txn: str, pending: dict[str, Any]) -> Response:
+        """Send the browser to the upstream's login. If the upstream cannot be reached, the client hears of
+        it only when the user acted here (an approval) or approved this exact redirect before."""
         verifier, nonce = secrets.token_urlsafe(48), secrets.token_urlsafe(16)
         pending = {**pending, "verifier": verifier, "nonce": nonce}
         try:
@@ -148,11 +174,12 @@ class AuthorizeFlow:
         return _redirect(url)
 
     # -- POST /oauth/consent ------------------------------------------------------------------------
-    async def consent(self, request: Request) -> Response:
-        form = await request.form()
+    async def consent(self, request: Request, form: dict[str, str]) -> Response:
         txn, decision = form.get("txn"), form.get("decision")
-        if not isinstance(txn, str) or decision not in ("approve", "deny"):
+        if txn is None or decision not in ("approve", "deny"):
             return error_page("Bad request", "the consent form is incomplete")
+        if decision == "approve" and form.get(CONFIRM) != "yes":
+            return error_page("Not approved", "tick the box to say you started this sign-in, then approve")
         found = await self.f.store.get("pending", txn, self.f.clock())
         browser = request.cookies.get(BROWSER_COOKIE)
         if found is None or browser is None or found[0]["browser"] != digest(browser):
@@ -166,14 +193,15 @@ class AuthorizeFlow:
         if pending["stage"] == "confirm":
             if await self.f.store.take("pending", txn, self.f.clock()) is None:
                 return _expired()
-            return await self._issue_code(pending, pending["subject"])
+            return await self._issue_code(pending, pending["subject"], pending.get("signed_in") or {})
         return await self._to_upstream(txn, {**pending, "stage": "approved"})
 
-    def _deny(self, pending: dict[str, Any]) -> Response:
-        return self._back(pending, "access_denied", "the user denied access")
+    def _deny(self, pending: dict[str, Any], description: str = "the user denied access") -> Response:
+        return self._back(pending, "access_denied", description)
 
     def _back(self, pending: dict[str, Any], error: str, description: str) -> Response:
-        """Send the client its (checked) redirect URI with an RFC 6749 error."""
+        """Send the client its (checked) redirect URI with an RFC 6749 error: only once the user acted on the
+        consent page, or for a redirect URI this user approved before."""
         answer = {"error": error, "error_description": description, "iss": self.f.issuer}
         if pending.get("state"):
             answer["state"] = pending["state"]
@@ -192,35 +220,49 @@ class AuthorizeFlow:
         if params.get("error") or not params.get("code"):
             logger.info("auth: the upstream refused the sign-in: %s", params.get("error", "no code"))
             return self._deny(pending)
+        family = secrets.token_urlsafe(18)
         try:
             tokens = await asyncio.to_thread(self.f.upstream.exchange, params["code"], pending["verifier"])
-            subject = await self.f.upstream.subject(tokens, pending["nonce"])
+            claims = await self.f.upstream.identity(tokens, pending["nonce"])
         except UpstreamError as exc:
             logger.error("auth: the upstream sign-in failed: %s", exc)
             return self._back(pending, "temporarily_unavailable", "the identity provider did not confirm the sign-in")
-        del tokens  # the upstream's tokens go no further
+        subject = str(claims["sub"])
+        if not admitted(claims, self.f.settings.auth_upstream_require):
+            logger.info("auth: a user who does not meet AUTH_UPSTREAM_REQUIRE was refused")
+            if pending["stage"] == "remembered":
+                return error_page("Access denied", "your account may not use this server", 403)
+            return self._deny(pending, "this account may not use this server")
+        refresh = tokens.get("refresh_token")
+        signed_in = {
+            "family": family,
+            "claims": copied(claims, self.f.settings.auth_upstream_claims),
+            "upstream": self.f.families.seal_upstream(family, refresh if isinstance(refresh, str) else None),
+        }
+        del tokens  # the upstream's access and ID tokens go no further; its refresh token only sealed
         if pending["stage"] == "remembered" and not await self._consented(
-            subject, pending["client_id"], pending["scopes"]
+            subject, pending["client_id"], pending["redirect_uri"], pending["scopes"]
         ):
             txn = secrets.token_urlsafe(24)
-            await self.f.store.put(
-                "pending", txn, {**pending, "stage": "confirm", "subject": subject}, self.f.clock() + PENDING_SECONDS
-            )
+            confirm = {**pending, "stage": "confirm", "subject": subject, "signed_in": signed_in}
+            await self.f.store.put("pending", txn, confirm, self.f.clock() + PENDING_SECONDS)
             client = await self.f.clients.find(pending["client_id"])
             return self._consent_page(client, pending["redirect_uri"], pending["scopes"], txn)
-        return await self._issue_code(pending, subject)
+        return await self._issue_code(pending, subject, signed_in)
 
-    async def _issue_code(self, pending: dict[str, Any], subject: str) -> Response:
+    async def _issue_code(self, pending: dict[str, Any], subject: str, signed_in: dict[str, Any]) -> Response:
         now = self.f.clock()
-        consent = {"client_id": pending["client_id"], "scopes": pending["scopes"]}
-        await self.f.store.put("consent", digest(subject, pending["client_id"]), consent, now + CONSENT_SECONDS)
+        client_id, redirect_uri = pending["client_id"], pending["redirect_uri"]
+        if destination(redirect_uri).kind == "web":  # only these are ever remembered
+            consent = {"client_id": client_id, "scopes": pending["scopes"], "created": now}
+            await self.f.store.put("consent", digest(subject, client_id, redirect_uri), consent, now + CONSENT_SECONDS)
         code = secrets.token_urlsafe(32)
         row = {key: pending[key] for key in ("client_id", "redirect_uri", "challenge", "scopes")}
-        await self.f.store.put("code", digest(code), {**row, "subject": subject}, now + CODE_SECONDS)
+        await self.f.store.put("code", digest(code), {**row, "subject": subject, **signed_in}, now + CODE_SECONDS)
         answer = {"code": code, "iss": self.f.issuer}
         if pending.get("state"):
             answer["state"] = pending["state"]
-        response = _redirect(with_query(pending["redirect_uri"], answer))
+        response = _redirect(with_query(redirect_uri, answer))
         claims = {
             "iss": self.f.issuer,
             "aud": self.f.issuer + "/consent",

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..config import Settings
 from ..storage.facade import FacadeStore
 from .clients import Clients
+from .families import Families
+from .limits import Limits
+from .sealing import StateKeys
 from .signing import Signer
 
 
@@ -16,8 +20,12 @@ class FacadeContext(Protocol):
     resource: str
     """The MCP resource its tokens are for."""
     server_name: str
+    settings: Settings
     store: FacadeStore
     clients: Clients
+    families: Families
+    limits: Limits
+    state_keys: StateKeys
     signer: Signer
     upstream: Any
     """`upstream.Upstream` (or a stand-in in tests)."""

@@ -1,15 +1,22 @@
-"""`POST /oauth/token`: the `authorization_code` and `refresh_token` grants, and the tokens they issue.
+"""`POST /oauth/token` (the `authorization_code` and `refresh_token` grants, and the tokens they issue) and
+`POST /oauth/revoke` (RFC 7009).
 
 - **Client authentication**: `client_secret_basic`, `client_secret_post`, or none (a public client
-  names itself with `client_id`); a registered confidential client must authenticate.
-- **Codes** are taken (deleted) before anything else is checked, so a code works once, whatever the
-  outcome; then the client, `redirect_uri`, PKCE verifier and `resource` must match.
-- **Refresh tokens** are `<family>.<secret>`. The family row holds the hash of the one current token
-  (its `version`); a refresh swaps it for the next one with a conditional write. A token that is not
-  the current one (it was already used) revokes the family: the legitimate client and the thief both
-  have to sign in again. A family lives `FAMILY_SECONDS` from the sign-in, however often it is refreshed.
+  names itself with `client_id`); a registered confidential client must authenticate. A client that
+  registered `grant_types` gets only those (no refresh token without `refresh_token`); one that left the
+  field out gets both, as the MCP clients in use expect.
+- **Codes** are marked used (`used:<family>`) before anything else is checked, so a code works once,
+  whatever the outcome; then the client, `redirect_uri`, PKCE verifier and `resource` must match. A code
+  presented again by its client revokes the sign-in its first use started (RFC 6749 §4.1.2): the replay
+  marks the code `replayed:<family>` and ends the family, and the first use, once its family is
+  written, reads the mark back, so whichever of the two is later ends it.
+- **Refresh tokens** rotate (`families`).
 - **Access tokens** are ES256 JWTs (`typ` `at+jwt`) for the MCP resource, `ACCESS_SECONDS` long, with
-  the upstream user's `sub`, the client and the granted scopes.
+  the upstream user's `sub`, the client, the granted scopes, the sign-in (`sid`) and the claims copied
+  from the upstream (`LAMBDA_MCP_AUTH_UPSTREAM_CLAIMS`).
+- **Revocation** of a refresh token, or of an access token, ends its sign-in: no refresh works after
+  it. An access token already issued stays valid until it expires (at most `ACCESS_SECONDS`): `/mcp`
+  checks tokens without a table read.
 """
 
 from __future__ import annotations
@@ -25,31 +32,34 @@ from starlette.requests import Request
 
 from .clients import Client
 from .errors import OAuthError
+from .families import BAD_GRANT, Grant
 from .hashing import digest, s256
-from .signing import mint
+from .signing import mint, verify
 
 if TYPE_CHECKING:
     from .context import FacadeContext
 
 ACCESS_SECONDS = 3600
-FAMILY_SECONDS = 30 * 86_400
-_BAD_GRANT = "the code or refresh token is invalid, expired, used, or was issued to another client"
+MARKED_SECONDS = 60
+"""How long a used code stays marked: as long as it could be presented (a code lives 60 s)."""
 
 
 class Grants:
     def __init__(self, facade: FacadeContext) -> None:
         self.f = facade
 
-    async def token(self, request: Request) -> dict[str, Any]:
-        form = await request.form()
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    async def token(self, request: Request, fields: dict[str, str]) -> dict[str, Any]:
         client = await self._client(request, fields)
         grant = fields.get("grant_type")
+        if grant not in ("authorization_code", "refresh_token"):
+            raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+        if not client.allows(grant):
+            raise OAuthError("unauthorized_client", f"the client did not register the {grant} grant")
+        if fields.get("resource", self.f.resource) != self.f.resource:
+            raise OAuthError("invalid_target", "resource must be this MCP server's URL")
         if grant == "authorization_code":
             return await self._code(client, fields)
-        if grant == "refresh_token":
-            return await self._refresh(client, fields)
-        raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+        return await self._refresh(client, fields)
 
     async def _client(self, request: Request, fields: dict[str, str]) -> Client:
         client_id, secret = fields.get("client_id"), fields.get("client_secret")
@@ -73,72 +83,101 @@ class Grants:
         code = fields.get("code")
         if not code or len(code) > 512:
             raise OAuthError("invalid_request", "code is required")
-        row = await self.f.store.take("code", digest(code), self.f.clock())
-        if row is None or row["client_id"] != client.client_id:
-            raise OAuthError("invalid_grant", _BAD_GRANT)
+        key, now = digest(code), self.f.clock()
+        found = await self.f.store.get("code", key, now)
+        if found is None or found[0]["client_id"] != client.client_id:
+            raise OAuthError("invalid_grant", BAD_GRANT)
+        row, mark = found
+        family = str(row.get("family") or secrets.token_urlsafe(18))
+        if mark or not await self.f.store.swap("code", key, "", row, now + MARKED_SECONDS, f"used:{family}", now):
+            await self._replayed(key, row, now)
+            raise OAuthError("invalid_grant", BAD_GRANT)
         if fields.get("redirect_uri", row["redirect_uri"]) != row["redirect_uri"]:
             raise OAuthError("invalid_grant", "redirect_uri differs from the one the code was issued for")
         verifier = fields.get("code_verifier")
         if not verifier or not 43 <= len(verifier) <= 128 or s256(verifier) != row["challenge"]:
             raise OAuthError("invalid_grant", "the PKCE code_verifier does not match the code_challenge")
-        if fields.get("resource", self.f.resource) != self.f.resource:
-            raise OAuthError("invalid_target", "resource must be this MCP server's URL")
-        family = secrets.token_urlsafe(18)
-        now = self.f.clock()
-        record = {"client_id": client.client_id, "subject": row["subject"], "scopes": row["scopes"], "created": now}
-        refresh = f"{family}.{secrets.token_urlsafe(32)}"
-        await self.f.store.put("family", family, record, now + FAMILY_SECONDS, digest(refresh))
-        return await self._tokens(client, row["subject"], row["scopes"], refresh)
+        refresh = None
+        if client.allows("refresh_token"):
+            refresh = await self.f.families.start(family, client.client_id, row["subject"], row["scopes"], row)
+            if await self._was_replayed(key, family):  # a replay between the mark and the family's write
+                await self.f.families.end(family)
+                raise OAuthError("invalid_grant", BAD_GRANT)
+        grant = Grant(family, client.client_id, row["subject"], row["scopes"], row.get("claims") or {}, refresh)
+        return await self._tokens(grant, row["scopes"])
+
+    async def _replayed(self, key: str, row: dict[str, Any], now: float) -> None:
+        """A code seen again: end the sign-in its first use started (the client is the code's own)."""
+        again = await self.f.store.get("code", key, now)
+        mark = again[1] if again is not None else ""
+        if mark.startswith("used:"):
+            family = mark.removeprefix("used:")
+            await self.f.store.swap("code", key, mark, row, now + MARKED_SECONDS, f"replayed:{family}", now)
+            await self.f.families.end(family)
+
+    async def _was_replayed(self, key: str, family: str) -> bool:
+        found = await self.f.store.get("code", key, self.f.clock())
+        return found is not None and found[1] == f"replayed:{family}"
 
     async def _refresh(self, client: Client, fields: dict[str, str]) -> dict[str, Any]:
         token = fields.get("refresh_token") or ""
-        family, _, _ = token.partition(".")
-        if not family or len(token) > 512:
+        if "." not in token or len(token) > 512:
             raise OAuthError("invalid_request", "refresh_token is required")
-        now = self.f.clock()
-        found = await self.f.store.get("family", family, now)
-        if found is None:
-            raise OAuthError("invalid_grant", _BAD_GRANT)
-        record, current = found
-        if current != digest(token):  # an old token again: stolen, or replayed: the family goes
-            await self.f.store.delete("family", family)
-            raise OAuthError("invalid_grant", _BAD_GRANT)
-        if record["client_id"] != client.client_id:
-            raise OAuthError("invalid_grant", _BAD_GRANT)
-        scopes = record["scopes"]
+        grant = await self.f.families.rotate(client.client_id, token)
+        scopes = grant.scopes
         asked = [scope for scope in (fields.get("scope") or "").split() if scope != "offline_access"]
         if asked:
             if not set(asked) <= set(scopes):
                 raise OAuthError("invalid_scope", "a refresh may ask only for scopes already granted")
             scopes = asked
-        if fields.get("resource", self.f.resource) != self.f.resource:
-            raise OAuthError("invalid_target", "resource must be this MCP server's URL")
-        following = f"{family}.{secrets.token_urlsafe(32)}"
-        expires = float(record["created"]) + FAMILY_SECONDS
-        if not await self.f.store.swap("family", family, current, record, expires, digest(following), now):
-            await self.f.store.delete("family", family)  # two refreshes with one token: one is a replay
-            raise OAuthError("invalid_grant", _BAD_GRANT)
-        return await self._tokens(client, record["subject"], scopes, following)
+        return await self._tokens(grant, scopes)
 
-    async def _tokens(self, client: Client, subject: str, scopes: list[str], refresh: str) -> dict[str, Any]:
+    async def _tokens(self, grant: Grant, scopes: list[str]) -> dict[str, Any]:
         now = int(self.f.clock())
         claims = {
+            **grant.claims,
             "iss": self.f.issuer,
             "aud": self.f.resource,
-            "sub": subject,
-            "client_id": client.client_id,
+            "sub": grant.subject,
+            "client_id": grant.client_id,
             "scope": " ".join(scopes),
+            "sid": grant.family,
             "iat": now,
             "exp": now + ACCESS_SECONDS,
             "jti": secrets.token_urlsafe(12),
         }
         access = await asyncio.to_thread(mint, self.f.signer, claims)
-        answer = {
-            "access_token": access,
-            "token_type": "Bearer",
-            "expires_in": ACCESS_SECONDS,
-            "refresh_token": refresh,
-        }
+        answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": ACCESS_SECONDS}
+        if grant.refresh_token:
+            answer["refresh_token"] = grant.refresh_token
         if scopes:
             answer["scope"] = " ".join(scopes)
         return answer
+
+    # -- POST /oauth/revoke (RFC 7009) ------------------------------------------------------------------
+    async def revoke(self, request: Request, fields: dict[str, str]) -> None:
+        """End the sign-in of the token presented, when it is the client's own; an unknown, expired or
+        foreign token is not an error (RFC 7009 §2.2: the answer is the same 200)."""
+        client = await self._client(request, fields)
+        token = fields.get("token")
+        if not token or len(token) > 8192:
+            raise OAuthError("invalid_request", "token is required")
+        hint = fields.get("token_type_hint")
+        family = None
+        if hint != "access_token" and token.count(".") == 1:
+            family = await self._refresh_family(client, token)
+        if family is None and token.count(".") == 2:
+            claims = await asyncio.to_thread(verify, self.f.signer, token, self.f.resource, self.f.issuer)
+            if claims and claims.get("client_id") == client.client_id and isinstance(claims.get("sid"), str):
+                family = claims["sid"]
+        if family is not None:
+            await self.f.families.end(family)
+
+    async def _refresh_family(self, client: Client, token: str) -> str | None:
+        family = token.partition(".")[0]
+        found = await self.f.store.get("family", family, self.f.clock())
+        if found is None or found[0]["client_id"] != client.client_id:
+            return None
+        row, current = found
+        presented = digest(token)
+        return family if presented in (current, row.get("previous")) else None

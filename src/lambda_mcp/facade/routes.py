@@ -6,6 +6,7 @@
 | `POST /oauth/register` | Dynamic Client Registration (RFC 7591) |
 | `GET /oauth/authorize`, `POST /oauth/consent`, `GET /oauth/callback` | the browser flow (`authorize`) |
 | `POST /oauth/token` | the grants (`grants`) |
+| `POST /oauth/revoke` | RFC 7009 revocation: the token's sign-in ends (`grants`) |
 | `GET /oauth/jwks` | the public key of the facade's tokens |
 
 Paths are relative to the facade's base: the MCP URL without `/mcp` (a REST API's stage included).
@@ -15,10 +16,9 @@ taken from the signer, never fetched over HTTP. Refusals are RFC 6749 JSON, fixe
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,10 +33,14 @@ from ..config import LOOPBACK_NAMES, Settings
 from ..storage.errors import StorageError
 from ..storage.facade import FacadeStore
 from .authorize import AuthorizeFlow
-from .clients import MAX_METADATA_BYTES, Clients
+from .clients import MAX_METADATA_BYTES, Clients, parse_metadata
 from .errors import OAuthError
+from .families import Families
+from .forms import form_fields
 from .grants import Grants
+from .limits import Limits, source_address
 from .pages import error_page
+from .sealing import StateKeys
 from .signing import Signer, SigningError, jwks, signer_for
 from .upstream import Upstream, UpstreamError
 
@@ -69,8 +73,8 @@ def token_guard(settings: Settings, signer: Signer | None = None) -> BearerGuard
 
 def refusal(exc: OAuthError) -> JSONResponse:
     headers = {"WWW-Authenticate": 'Basic realm="oauth"'} if exc.status == 401 else {}
-    if exc.status == 429:
-        headers["Retry-After"] = "60"
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
     return _json(exc.body(), exc.status, headers)
 
 
@@ -83,9 +87,14 @@ class Facade:
         signer: Signer | None = None,
         upstream: Upstream | None = None,
         server_name: str = "this MCP server",
-        registrations_per_window: int | None = None,
+        tool_scopes: Callable[[], frozenset[str]] = frozenset,
+        state_keys: Callable[[], Sequence[bytes]] | None = None,
+        limits: Mapping[str, int] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """`tool_scopes`: the scopes the app's tools, resources and prompts need (the facade may grant them);
+        `state_keys`: the state key's versions (they seal the upstream's refresh tokens); `limits`: other
+        numbers for `limits.LIMITS`."""
         resource, issuer = settings.proxy_resource, settings.auth_issuer
         assert resource and issuer, "Settings.check ensures proxy mode names its resource"
         self.settings = settings
@@ -97,9 +106,12 @@ class Facade:
         self.server_name = server_name
         self.signer = signer or signer_for(settings.auth_signing_key, settings.auth_signing_key_id)
         self.upstream = upstream or Upstream(settings, issuer + "/oauth/callback")
+        self.tool_scopes = tool_scopes
+        self.state_keys = StateKeys(state_keys, "upstream refresh token")
+        self.limits = Limits(store, clock, limits)
         local = (urlsplit(resource).hostname or "") in LOOPBACK_NAMES
-        extra = {} if registrations_per_window is None else {"registrations_per_window": registrations_per_window}
-        self.clients = Clients(store, allow_loopback_documents=local, clock=clock, **extra)
+        self.clients = Clients(store, self.limits, allow_loopback_documents=local, clock=clock)
+        self.families = Families(self)
         self.flow = AuthorizeFlow(self)
         self.grants = Grants(self)
         self._guard: BearerGuard | None = None
@@ -109,16 +121,14 @@ class Facade:
         return self.base_path + route
 
     def grantable(self, requested: str | None) -> list[str]:
-        """The scopes to grant: the configured ones when none are asked for, else those asked (which must
-        all be configured; `offline_access` aside)."""
-        configured = list(self.settings.auth_scopes)
+        """The scopes to grant: the required ones (`LAMBDA_MCP_AUTH_SCOPES`, always), and those asked for,
+        each of which must be required or needed by a tool, resource or prompt (`offline_access` aside)."""
+        required = list(self.settings.auth_scopes)
         # `offline_access` asks for a refresh token, which every sign-in gets: accepted, never granted as a scope
         asked = [scope for scope in dict.fromkeys((requested or "").split()) if scope != "offline_access"]
-        if not asked:
-            return configured
-        if not set(asked) <= set(configured):
+        if not set(asked) <= {*required, *self.tool_scopes()}:
             raise OAuthError("invalid_scope", "a requested scope is not offered by this server")
-        return asked
+        return list(dict.fromkeys([*required, *asked]))
 
     # -- the guard of /mcp ----------------------------------------------------------------------------
     @property
@@ -137,6 +147,7 @@ class Facade:
             Route("/oauth/consent", self.consent, methods=["POST"]),
             Route("/oauth/callback", self.callback, methods=["GET"]),
             Route("/oauth/token", self.token, methods=["POST"]),
+            Route("/oauth/revoke", self.revoke, methods=["POST"]),
             Route("/oauth/jwks", self.jwks, methods=["GET"]),
         ]
 
@@ -160,13 +171,15 @@ class Facade:
             "authorization_endpoint": base + "/oauth/authorize",
             "token_endpoint": base + "/oauth/token",
             "registration_endpoint": base + "/oauth/register",
+            "revocation_endpoint": base + "/oauth/revoke",
+            "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
             "jwks_uri": base + "/oauth/jwks",
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
             "code_challenge_methods_supported": ["S256"],
-            "scopes_supported": list(self.settings.auth_scopes),
+            "scopes_supported": sorted({*self.settings.auth_scopes, *self.tool_scopes()}),
             "client_id_metadata_document_supported": True,
             "authorization_response_iss_parameter_supported": True,
         }
@@ -188,13 +201,7 @@ class Facade:
         try:
             if body is None:
                 raise OAuthError("invalid_client_metadata", f"client metadata is limited to {MAX_METADATA_BYTES} bytes")
-            try:
-                metadata = json.loads(body)
-            except ValueError:
-                raise OAuthError("invalid_client_metadata", "the body must be a JSON object") from None
-            if not isinstance(metadata, dict):
-                raise OAuthError("invalid_client_metadata", "the body must be a JSON object")
-            return _json(await self.clients.register(metadata), 201)
+            return _json(await self.clients.register(parse_metadata(body), source_address(request)), 201)
         except OAuthError as exc:
             return refusal(exc)
         except StorageError as exc:
@@ -207,10 +214,15 @@ class Facade:
             return _unavailable_page(exc)
 
     async def consent(self, request: Request) -> Response:
-        if (await _bounded_body(request, 4096)) is None:
+        body = await _bounded_body(request, 4096)
+        if body is None:
             return error_page("Bad request", "the consent form is too large", 413)
         try:
-            return await self.flow.consent(request)
+            fields = form_fields(body, request.headers.get("content-type"))
+        except OAuthError:
+            return error_page("Bad request", "the consent form is incomplete")
+        try:
+            return await self.flow.consent(request, fields)
         except (StorageError, SigningError) as exc:
             return _unavailable_page(exc)
 
@@ -221,19 +233,32 @@ class Facade:
             return _unavailable_page(exc)
 
     async def token(self, request: Request) -> Response:
-        if (await _bounded_body(request, 16_384)) is None:
+        body = await _bounded_body(request, 16_384)
+        if body is None:
             return refusal(OAuthError("invalid_request", "the request body is too large"))
         try:
-            return _json(await self.grants.token(request))
+            fields = form_fields(body, request.headers.get("content-type"))
+            return _json(await self.grants.token(request, fields))
         except OAuthError as exc:
             return refusal(exc)
         except (StorageError, SigningError, UpstreamError) as exc:
             return _unavailable(exc)
 
+    async def revoke(self, request: Request) -> Response:
+        body = await _bounded_body(request, 16_384)
+        if body is None:
+            return refusal(OAuthError("invalid_request", "the request body is too large"))
+        try:
+            await self.grants.revoke(request, form_fields(body, request.headers.get("content-type")))
+        except OAuthError as exc:
+            return refusal(exc)
+        except (StorageError, SigningError) as exc:
+            return _unavailable(exc)
+        return Response(status_code=200, headers=_NO_STORE)
+
 
 async def _bounded_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None when it is over `limit` bytes (read no further than that). The form parser then
-    reads the body kept on the request."""
+    """The body, or None when it is over `limit` bytes (read no further than that)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
@@ -244,9 +269,7 @@ async def _bounded_body(request: Request, limit: int) -> bytes | None:
         if size > limit:
             return None
         chunks.append(chunk)
-    body = b"".join(chunks)
-    request._body = body  # Starlette's own cache of the body: `form()` parses it from there
-    return body
+    return b"".join(chunks)
 
 
 def _unavailable(exc: Exception) -> JSONResponse:

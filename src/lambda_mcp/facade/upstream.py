@@ -4,8 +4,10 @@ Its metadata and keys come from `auth.issuer.Issuer` (discovered once, failures 
 user's subject comes from the ID token (validated like any token: signature from its JWKS, `iss`,
 `aud` = the facade's client, `exp`, and the `nonce` the facade sent), else from the userinfo
 endpoint. The client secret is `LAMBDA_MCP_AUTH_UPSTREAM_CLIENT_SECRET`, or the Secrets Manager
-secret `…_SECRET_ARN` names, read when first needed and cached for five minutes. The upstream's tokens
-are used for that one lookup and dropped. Everything here blocks except `subject`.
+secret `…_SECRET_ARN` names, read when first needed and cached for five minutes. The upstream's access
+and ID tokens are used for that one lookup and dropped; its refresh token is kept, sealed, in the
+sign-in's row, so that the facade's refreshes can ask the upstream again whether the user may still sign
+in (`refresh`). Everything here blocks except `identity`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ SECRET_MAX_AGE = 300
 
 
 class UpstreamError(Exception):
-    """The upstream refused or failed (logged in full; the client sees a fixed error)."""
+    """The upstream refused or failed (logged in full; the client sees a fixed error). `code` is the OAuth
+    error the upstream answered a 4xx with (`invalid_grant`, ...), if any."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -47,7 +54,7 @@ def _call(request: urllib.request.Request) -> dict[str, Any]:
             body = response.read(MAX_BYTES + 1)
     except urllib.error.HTTPError as exc:
         detail = exc.read(2048).decode(errors="replace")
-        raise UpstreamError(f"{request.full_url} answered {exc.code}: {detail}") from None
+        raise UpstreamError(f"{request.full_url} answered {exc.code}: {detail}", _oauth_error(detail)) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise UpstreamError(f"could not reach {request.full_url}: {exc}") from None
     try:
@@ -59,6 +66,28 @@ def _call(request: urllib.request.Request) -> dict[str, Any]:
     return document
 
 
+_CLAIM_SCOPES = {
+    **dict.fromkeys(("email", "email_verified"), "email"),
+    **dict.fromkeys(("phone_number", "phone_number_verified"), "phone"),
+    "address": "address",
+    **dict.fromkeys(
+        ("name", "family_name", "given_name", "middle_name", "nickname", "preferred_username", "profile", "picture"),
+        "profile",
+    ),
+    **dict.fromkeys(("website", "gender", "birthdate", "zoneinfo", "locale", "updated_at"), "profile"),
+}
+"""The OpenID Connect scope that asks for each standard claim (Core §5.4)."""
+
+
+def _oauth_error(body: str) -> str | None:
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return None
+    code = found.get("error") if isinstance(found, dict) else None
+    return code if isinstance(code, str) else None
+
+
 class Upstream:
     def __init__(self, settings: Settings, redirect_uri: str, issuer: Issuer | None = None) -> None:
         assert settings.auth_upstream_issuer and settings.auth_upstream_client_id
@@ -66,6 +95,10 @@ class Upstream:
         self.client_id = settings.auth_upstream_client_id
         self.redirect_uri = redirect_uri
         self.scopes = " ".join(dict.fromkeys(["openid", *settings.auth_scopes]))
+        self.wanted_claims = frozenset(
+            [*settings.auth_upstream_claims, *(claim for claim, _ in settings.auth_upstream_require)]
+        )
+        """Claims the facade reads of the user: the ID token's, and userinfo's when it lacks one of these."""
         self._secret = settings.auth_upstream_client_secret
         self._secret_arn = settings.auth_upstream_client_secret_arn
         self._validator: Any = None
@@ -83,16 +116,26 @@ class Upstream:
         return url
 
     def authorize_url(self, state: str, challenge: str, nonce: str) -> str:
+        """Where the browser signs in. Beside `openid` and the configured scopes it asks for the OpenID
+        scopes of the claims the facade wants (`email`, `profile`, ...) and `offline_access`, where the
+        upstream lists them (Entra ID and Okta issue a refresh token only then); Google, which lists
+        neither, issues one for `access_type=offline`."""
+        offered = self.metadata().get("scopes_supported")
+        offered = set(offered) if isinstance(offered, list) else None
+        wanted = [scope for claim in sorted(self.wanted_claims) if (scope := _CLAIM_SCOPES.get(claim))]
+        extra = [s for s in dict.fromkeys([*wanted, "offline_access"]) if offered is not None and s in offered]
         query = {
             "response_type": "code",
             "client_id": self.client_id,
             "redirect_uri": self.redirect_uri,
-            "scope": self.scopes,
+            "scope": " ".join(dict.fromkeys([*self.scopes.split(), *extra])),
             "state": state,
             "nonce": nonce,
             "code_challenge": challenge,
             "code_challenge_method": "S256",
         }
+        if self.issuer.url.rstrip("/") == "https://accounts.google.com":
+            query["access_type"] = "offline"
         endpoint = self._endpoint("authorization_endpoint")
         return endpoint + ("&" if "?" in endpoint else "?") + urlencode(query)
 
@@ -108,14 +151,23 @@ class Upstream:
             raise UpstreamError(f"the upstream client secret could not be read: {exc}") from exc
 
     def exchange(self, code: str, verifier: str) -> dict[str, Any]:
-        """The upstream's token response for `code` (client authentication: `client_secret_basic`, or
-        `client_secret_post` when the upstream supports only that; none for a public client)."""
+        """The upstream's token response for `code`."""
         form = {
             "grant_type": "authorization_code",
             "code": code,
             "redirect_uri": self.redirect_uri,
             "code_verifier": verifier,
         }
+        return self._token(form)
+
+    def refresh(self, refresh_token: str) -> dict[str, Any]:
+        """The upstream's token response for its refresh token: `UpstreamError` with `code` `invalid_grant`
+        when the upstream will no longer sign the user in (disabled, signed out, consent withdrawn)."""
+        return self._token({"grant_type": "refresh_token", "refresh_token": refresh_token})
+
+    def _token(self, form: dict[str, str]) -> dict[str, Any]:
+        """A token request (client authentication: `client_secret_basic`, or `client_secret_post` when the
+        upstream supports only that; none for a public client)."""
         headers = {
             "Content-Type": "application/x-www-form-urlencoded",
             "Accept": "application/json",
@@ -135,10 +187,13 @@ class Upstream:
         )
         return _call(request)
 
-    async def subject(self, tokens: dict[str, Any], nonce: str) -> str:
-        """The signed-in user's `sub`: from the validated ID token, else from userinfo."""
+    async def identity(self, tokens: dict[str, Any], nonce: str | None, subject: str | None = None) -> dict[str, Any]:
+        """The signed-in user's claims (`sub` always): the validated ID token's (carrying `nonce`, at sign-in;
+        none is sent on a refresh), completed from userinfo when it lacks a claim the facade wants or when
+        there is no ID token. `subject`: the user must be this one (a refresh)."""
         import asyncio
 
+        claims: dict[str, Any] = {}
         id_token = tokens.get("id_token")
         if isinstance(id_token, str):
             from ..auth.tokens import TokenError, TokenValidator
@@ -146,20 +201,30 @@ class Upstream:
             if self._validator is None:
                 self._validator = TokenValidator(self.issuer)
             try:
-                identity = await self._validator.validate(id_token, self.client_id)
+                validated = await self._validator.validate(id_token, self.client_id)
             except (TokenError, IssuerUnavailable) as exc:
                 raise UpstreamError(f"the upstream's ID token is not acceptable: {exc}") from None
-            if identity.claims.get("nonce") != nonce:
+            if nonce is not None and validated.claims.get("nonce") != nonce:
                 raise UpstreamError("the upstream's ID token carries another nonce")
-            return str(identity.claims["sub"])
+            claims = dict(validated.claims)
         access = tokens.get("access_token")
-        if not isinstance(access, str):
-            raise UpstreamError("the upstream's token response holds neither an ID token nor an access token")
-        found = await asyncio.to_thread(self._userinfo, access)
-        sub = found.get("sub")
+        if not claims or not self.wanted_claims <= claims.keys():
+            if not isinstance(access, str):
+                if claims:
+                    return claims
+                raise UpstreamError("the upstream's token response holds neither an ID token nor an access token")
+            if claims and not self.metadata().get("userinfo_endpoint"):
+                return claims
+            found = await asyncio.to_thread(self._userinfo, access)
+            if claims and found.get("sub") != claims.get("sub"):  # OpenID Connect Core §5.3.2
+                raise UpstreamError("the upstream's userinfo names another subject than its ID token")
+            claims = {**found, **claims}
+        sub = claims.get("sub")
         if not isinstance(sub, str) or not sub:
-            raise UpstreamError("the upstream's userinfo names no subject")
-        return sub
+            raise UpstreamError("the upstream names no subject for the user")
+        if subject is not None and sub != subject:
+            raise UpstreamError("the upstream's refreshed identity is another user")
+        return claims
 
     def _userinfo(self, access_token: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}

@@ -60,7 +60,9 @@ def _make_handler(gateway: Gateway, domain: str) -> type[BaseHTTPRequestHandler]
             for key, value in self.headers.items():
                 key = key.lower()
                 headers[key] = f"{headers[key]},{value}" if key in headers else value
-            reply = gateway.handle(Call(self.command, self.path, headers, body, domain))
+            # the TCP peer, as the front door's sourceIp: what the facade counts its per-address limits by
+            peer = self.client_address[0]
+            reply = gateway.handle(Call(self.command, self.path, headers, body, domain, source_ip=peer))
             self.send_response(reply.status)
             for key, value in reply.headers:
                 if key.lower() not in ("content-length", "transfer-encoding", "connection"):
@@ -75,6 +77,11 @@ def _make_handler(gateway: Gateway, domain: str) -> type[BaseHTTPRequestHandler]
             return
 
     return Handler
+
+
+def listen(gateway: Gateway, host: str, port: int) -> ThreadingHTTPServer:
+    """The HTTP side of `dev --lambda`, bound to (host, port): each request, from its TCP peer, to `gateway`."""
+    return _Server((host, port), _make_handler(gateway, f"{host}:{port}"))
 
 
 def serve(target: str, host: str, port: int, api: ApiType = "http", caller: Caller | None = None) -> None:
@@ -95,7 +102,7 @@ def serve(target: str, host: str, port: int, api: ApiType = "http", caller: Call
     worker = start_local_worker()  # after the HTTP handler: both share its kit
     gateway = Gateway(api, invoker.invoke, authorize, caller)
     try:
-        server = _Server((host, port), _make_handler(gateway, f"{host}:{port}"))
+        server = listen(gateway, host, port)
     except OSError as exc:
         worker.stop()
         raise cannot_listen(exc, host, port) from exc

@@ -13,7 +13,7 @@ response into what that front door would return. What they do to responses, and 
 - REST API: proxy integrations cannot map responses, so with auth `jwt` an authorizer answers for the
   function (`lambda_mcp.entrypoints.authorizer`), and its 401 / 403 are gateway responses, to which
   template.yaml adds the challenge. The REST API also has a stage (`v1`) in every path, and routes only
-  `/mcp` and the well-known documents.
+  `/mcp`, the well-known documents and the authorization facade's `/oauth/...` endpoints.
 - Function URL: nothing can put the header back; clients find the metadata at the well-known URIs.
 
 With a `Caller` (`dev --lambda --authorizer-claims FILE` or `--iam-caller ARN`), every event carries
@@ -44,7 +44,7 @@ REST_STAGE = "v1"
 REST_ROUTES = frozenset({"/mcp", WELL_KNOWN, WELL_KNOWN + "/mcp", AUTHORIZATION_SERVER_METADATA}) | frozenset(
     {
         "/.well-known/openid-configuration",
-        *(f"/oauth/{name}" for name in ("register", "authorize", "consent", "callback", "token", "jwks")),
+        *(f"/oauth/{name}" for name in ("register", "authorize", "consent", "callback", "token", "revoke", "jwks")),
     }
 )
 """The paths template.yaml routes on the REST API (every other path: 403 Missing Authentication Token)."""
@@ -84,15 +84,21 @@ class Caller:
         return event
 
 
+LOOPBACK = "127.0.0.1"
+"""The source address of an event whose caller has no TCP peer to give (`lambda-mcp invoke`, tests)."""
+
+
 @dataclass
 class Call:
-    """One HTTP request as the front door received it (header names lower-case)."""
+    """One HTTP request as the front door received it (header names lower-case), from `source_ip`: the
+    TCP peer, which the front door puts in the event's `sourceIp` and Mangum in the ASGI scope's `client`."""
 
     method: str
     target: str
     headers: dict[str, str]
     body: bytes
     domain: str
+    source_ip: str = LOOPBACK
 
 
 @dataclass
@@ -102,9 +108,11 @@ class Reply:
     body: bytes = b""
 
 
-def http_api_event(method: str, target: str, headers: dict[str, str], body: bytes, domain: str) -> dict[str, Any]:
+def http_api_event(
+    method: str, target: str, headers: dict[str, str], body: bytes, domain: str, source_ip: str = LOOPBACK
+) -> dict[str, Any]:
     """An API Gateway HTTP API (payload 2.0) event, as API Gateway would build it (a Function URL's is
-    the same shape)."""
+    the same shape), from a caller at `source_ip`."""
     parts = urlsplit(target)
     now = datetime.now(UTC)
     return {
@@ -122,7 +130,7 @@ def http_api_event(method: str, target: str, headers: dict[str, str], body: byte
                 "method": method,
                 "path": parts.path,
                 "protocol": "HTTP/1.1",
-                "sourceIp": "127.0.0.1",
+                "sourceIp": source_ip,
                 "userAgent": headers.get("user-agent", ""),
             },
             "requestId": secrets.token_hex(8),
@@ -149,7 +157,7 @@ def rest_api_event(call: Call, path: str, authorizer: dict[str, Any] | None) -> 
         "stage": REST_STAGE,
         "domainName": call.domain,
         "path": f"/{REST_STAGE}{path}",
-        "identity": {"sourceIp": "127.0.0.1", "userAgent": call.headers.get("user-agent", "")},
+        "identity": {"sourceIp": call.source_ip, "userAgent": call.headers.get("user-agent", "")},
         "protocol": "HTTP/1.1",
         "requestTimeEpoch": int(datetime.now(UTC).timestamp() * 1000),
     }
@@ -218,7 +226,7 @@ class Gateway:
     def handle(self, call: Call) -> Reply:
         if self.api == "rest":
             return self._rest(call)
-        event = http_api_event(call.method, call.target, call.headers, call.body, call.domain)
+        event = http_api_event(call.method, call.target, call.headers, call.body, call.domain, call.source_ip)
         if self.caller is not None:
             event = self.caller.apply(event, self.api)
         reply = _reply(self.invoke(event), self.api)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar, overload
 
 from ..protocol import revisions
@@ -24,6 +25,20 @@ from .suspensions import CancelledByClient
 
 T = TypeVar("T")
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+NO_CLAIMS: Mapping[str, Any] = MappingProxyType({})
+"""The claims of a caller without a token (auth `none`, an IAM caller): none, and read-only like any."""
+
+
+def no_claims() -> Mapping[str, Any]:
+    """`NO_CLAIMS`, as a dataclass field's default (a mapping proxy is not hashable: no plain default)."""
+    return NO_CLAIMS
+
+
+def read_only(claims: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only view of `claims` (not a copy: a view costs tens of nanoseconds, whatever the claims)."""
+    if type(claims) is MappingProxyType:
+        return claims
+    return MappingProxyType(claims) if claims else NO_CLAIMS
 
 
 class ClientError(Exception):
@@ -55,6 +70,8 @@ class CallInfo:
     principal: str | None = None
     scopes: frozenset[str] | None = None
     """None under auth `none` (what dispatch reads); `ctx.scopes` is then empty."""
+    claims: Mapping[str, Any] = field(default_factory=no_claims)
+    """The caller's validated token claims (the identity's own mapping: `Context` shows a read-only view)."""
     task_id: str | None = None
     log_level: str | None = None
     """The level at and above which `ctx.log` sends (None: it sends nothing)."""
@@ -91,6 +108,12 @@ class Context:
         self.scopes: frozenset[str] = info.scopes if info.scopes is not None else frozenset()
         """The OAuth scopes the caller's token grants; empty under auth `none`, where no scope is enforced
         (a tool declared with `scopes=` is listed and runs for anyone)."""
+        self.claims = read_only(info.claims)
+        """The caller's validated token claims, read-only (`ctx.claims.get("groups", [])`): under auth `jwt`
+        and `proxy` the access token's (`iss`, `sub`, `scope`, and `email`, `groups`, ... as the issuer
+        puts them); under `gateway` the claims or context the API Gateway authorizer passed (REST API
+        authorizers pass every value as a string); empty under auth `none` and for an IAM caller. A task's
+        run sees the claims of the request that created it."""
         self.task_id = info.task_id
         """The task this call runs as (on the worker), else None."""
         self._idempotency_key = info.idempotency_key

@@ -8,9 +8,9 @@ async def audit(request: RequestInfo, call_next: CallNext) -> dict[str, Any]:
     return result
 ```
 
-Each gets the `RequestInfo` (method, params, principal, era, ...) and `call_next`, which runs the next
-middleware and finally the method; it returns the method's result, or raises `MCPError` to answer a
-JSON-RPC error instead (a `ToolError` from a `tools/call` middleware becomes an `isError` result).
+Each gets the `RequestInfo` (method, params, principal, scopes, claims, era, ...) and `call_next`, which
+runs the next middleware and finally the method; it returns the method's result, or raises `MCPError` to
+answer a JSON-RPC error instead (a `ToolError` from a `tools/call` middleware becomes an `isError` result).
 Middlewares run in the order they were registered, the first outermost, on both eras, on the HTTP
 function and in the task worker (there `task_id` is set: the run of a task the HTTP function created,
 after the create went through them once). A call that asks the client for input runs again with the
@@ -19,9 +19,11 @@ answers (2026 MRTR rounds, buffered legacy resumptions), and each run goes throu
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .context import NO_CLAIMS, no_claims, read_only
 
 
 @dataclass(frozen=True, init=False)
@@ -43,6 +45,8 @@ class RequestInfo:
     """The OAuth scopes the caller's token grants (as `ctx.scopes`); empty under auth `none`."""
     state: Any = None
     """What the app's lifespan yielded (as `ctx.state`)."""
+    claims: Mapping[str, Any] = field(default_factory=no_claims)
+    """The caller's validated token claims, read-only (as `ctx.claims`); empty under auth `none`."""
 
     def __init__(
         self,
@@ -55,8 +59,10 @@ class RequestInfo:
         task_id: str | None = None,
         scopes: frozenset[str] | None = None,
         state: Any = None,
+        claims: Mapping[str, Any] | None = None,
     ) -> None:
-        """As the dataclass's own, but `scopes=None` (auth `none`, for dispatch) becomes empty."""
+        """As the dataclass's own, but `scopes=None` (auth `none`, for dispatch) becomes empty, and `claims`
+        a read-only view (None: empty)."""
         set_ = object.__setattr__
         set_(self, "method", method)
         set_(self, "params", params)
@@ -67,6 +73,7 @@ class RequestInfo:
         set_(self, "task_id", task_id)
         set_(self, "scopes", frozenset() if scopes is None else scopes)
         set_(self, "state", state)
+        set_(self, "claims", NO_CLAIMS if claims is None else read_only(claims))
 
 
 CallNext = Callable[[RequestInfo], Awaitable[dict[str, Any]]]

@@ -123,6 +123,9 @@ class TaskRecord:
     protocol_version: str | None = None
     scopes: list[str] | None = None
     """The OAuth scopes the creating request's token granted (None: auth `none`); the run sees them."""
+    claims: dict[str, Any] = field(default_factory=dict)
+    """The creating request's token claims (empty: auth `none`, or a record written before they were kept);
+    the run sees them as `ctx.claims`. Not in task lists."""
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     lease_owner: str | None = None
     lease_expires_at: float = 0.0
@@ -158,10 +161,11 @@ _NOT_LISTED: dict[str, Any] = {
     "input_requests": {},
     "input_responses": {},
     "client_capabilities": {},
+    "claims": {},
 }
 
 
 def listed(record: TaskRecord) -> TaskRecord:
-    """What a task list carries of a task: all but its request, result, error and inputs (up to hundreds
-    of KB each), which stores keep out of their owner index."""
+    """What a task list carries of a task: all but its request, result, error, inputs (up to hundreds of
+    KB each) and its creator's claims, which stores keep out of their owner index."""
     return dataclasses.replace(record, **_NOT_LISTED)

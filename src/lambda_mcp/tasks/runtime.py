@@ -120,6 +120,7 @@ class TaskRuntime:
         request_id: str | int | None = None,
         log_level: str | None = None,
         scopes: list[str] | None = None,
+        claims: dict[str, Any] | None = None,
     ) -> TaskRecord:
         """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
         now = self.clock()
@@ -145,6 +146,7 @@ class TaskRuntime:
             request_id=request_id,
             log_level=log_level,
             scopes=scopes,
+            claims=claims or {},
             progress_token=progress_token if isinstance(progress_token, str | int) else None,
             due_at=now + self.requeue_after_seconds,
         )

@@ -11,8 +11,9 @@ async def test_forecast() -> None:  # with pytest's anyio plugin: @pytest.mark.a
         assert not result.is_error and "Lisbon" in result.text
 ```
 
-`Client(app, scopes=["reports:read"])` (or `principal=...`) calls as that caller, its scopes enforced as
-under auth `jwt`; `raise_exceptions=True` raises a handler's unexpected exception in the test.
+`Client(app, scopes=["reports:read"])` (or `principal=...`, `claims={...}`) calls as that caller, its
+scopes enforced as under auth `jwt`, its claims the handlers' `ctx.claims`; `raise_exceptions=True` raises
+a handler's unexpected exception in the test.
 """
 
 from .client import Client

@@ -1,11 +1,13 @@
-"""The test client's caller: a fixed principal and scopes that a kit authenticates every request as, so
-scopes are enforced by the kit's own checks exactly as under auth `jwt` (hidden from lists, 403 on use).
+"""The test client's caller: a fixed principal, scopes and token claims that a kit authenticates every
+request as, so scopes are enforced by the kit's own checks exactly as under auth `jwt` (hidden from lists,
+403 on use) and handlers see the claims as `ctx.claims`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..auth.guard import Denied
 from ..auth.identity import Identity
@@ -32,16 +34,22 @@ class FixedCaller:
         return self.identity
 
 
-def caller(principal: str | None, scopes: Iterable[str] | None) -> Identity | None:
-    """The identity a client presents: None (auth `none`, nothing enforced) unless given a principal or
-    scopes; a principal alone holds no scopes, as a token without a `scope` claim."""
-    if principal is None and scopes is None:
+def caller(
+    principal: str | None, scopes: Iterable[str] | None, claims: Mapping[str, Any] | None = None
+) -> Identity | None:
+    """The identity a client presents: None (auth `none`, nothing enforced) unless given a principal,
+    scopes or claims; a principal (or claims) alone holds no scopes, as a token without a `scope` claim.
+    The claims are copied once, here: a test that changes its dict afterwards does not change the caller."""
+    if principal is None and scopes is None and claims is None:
         return None
     if isinstance(scopes, str):
         raise TypeError(f"scopes must be a list of scope names, not the string {scopes!r}")
     if principal is not None and (not isinstance(principal, str) or not principal):
         raise ValueError(f"principal must be a non-empty string, not {principal!r}")
-    return Identity(principal if principal is not None else DEFAULT_PRINCIPAL, frozenset(scopes or ()))
+    if claims is not None and not isinstance(claims, Mapping):
+        raise TypeError(f"claims must be a mapping of claim names to values, not {type(claims).__name__}")
+    who = principal if principal is not None else DEFAULT_PRINCIPAL
+    return Identity(who, frozenset(scopes or ()), dict(claims or {}))
 
 
 def settings_for(settings: Settings, identity: Identity | None) -> Settings:

@@ -2,8 +2,8 @@
 
 The 2026-07-28 wire (the default) sends stateless requests and answers `InputRequiredResult` rounds
 with the handlers; a legacy revision opens a session and answers the server's requests on each call's
-SSE stream. Tasks run in this process, as under `lambda-mcp dev`. Given a principal or scopes, the kit
-authenticates every request as that caller and enforces scopes as under auth `jwt`.
+SSE stream. Tasks run in this process, as under `lambda-mcp dev`. Given a principal, scopes or claims, the
+kit authenticates every request as that caller and enforces scopes as under auth `jwt`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
@@ -48,10 +48,11 @@ class Client:
       a handler may be sync or async, and an exception it raises goes to the server as an error.
     - `tasks`: declare task support (the 2026 extension; the 2025-11-25 capability).
     - the app's lifespan is entered for the block (as a server's start-up would).
-    - `principal`, `scopes`: the caller every request comes from, its scopes enforced as under auth `jwt`
-      (what it lacks a scope for is absent from the lists, and naming it fails with a 403
-      `RequestFailed`). `scopes` alone calls as `"test-client"`; `principal` alone holds no scopes.
-      Without either, auth is `none`: nothing is enforced.
+    - `principal`, `scopes`, `claims`: the caller every request comes from, its scopes enforced as under
+      auth `jwt` (what it lacks a scope for is absent from the lists, and naming it fails with a 403
+      `RequestFailed`), its token claims what handlers see as `ctx.claims` (e.g. `{"groups": [...]}`).
+      `scopes` or `claims` alone call as `"test-client"`; `principal` or `claims` alone hold no scopes.
+      Without any, auth is `none`: nothing is enforced and `ctx.claims` is empty.
     - `raise_exceptions`: a handler's unexpected exception (the client would see "failed unexpectedly" or
       an internal error) is raised in the test instead, with its own type and traceback; a `ToolError`
       is still an error result.
@@ -70,13 +71,14 @@ class Client:
         settings: Settings | None = None,
         principal: str | None = None,
         scopes: Sequence[str] | None = None,
+        claims: Mapping[str, Any] | None = None,
         raise_exceptions: bool = False,
     ) -> None:
         if protocol_version not in revisions.SUPPORTED:
             raise ValueError(f"unknown protocol version {protocol_version!r}; use {MODERN} or one of {LEGACY}")
         self.app = app
         self.protocol_version = protocol_version
-        self.identity = caller(principal, scopes)
+        self.identity = caller(principal, scopes, claims)
         settings = settings_for(settings or Settings(state_key=secrets.token_bytes(32)), self.identity)
         self.kit: Kit = build_kit(app, settings, streaming=True, local=True)
         if self.identity is not None:

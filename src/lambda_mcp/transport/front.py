@@ -46,6 +46,7 @@ from .inbound import (
     accepted,
     accepts,
     cancelled_request,
+    claims_of,
     session_context,
 )
 from .replies import error_reply, unknown_event_id
@@ -160,7 +161,9 @@ class Front:
             principal, scopes = _who(caller)
             return Listen(message, await self._honoured(wanted, principal, scopes), principal)
         size = _body_bytes(request)
-        context = RequestContext("modern", version, capabilities, None, *_who(caller), message.id, size)
+        context = RequestContext(
+            "modern", version, capabilities, None, *_who(caller), message.id, size, claims_of(caller)
+        )
         return self._call(request, message, context)
 
     async def _honoured(
@@ -187,7 +190,9 @@ class Front:
             return error_reply(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version: {header_version}", message.id)
         if message.method == "initialize" and message.kind == "request":
             size = _body_bytes(request)
-            context = RequestContext("legacy", revisions.NEWEST_LEGACY, {}, None, *_who(caller), message.id, size)
+            context = RequestContext(
+                "legacy", revisions.NEWEST_LEGACY, {}, None, *_who(caller), message.id, size, claims_of(caller)
+            )
             return self._call(request, message, context)
         found = await self._session(request, caller)
         if isinstance(found, Response):

@@ -4,6 +4,7 @@ serve, or `Answered`, the response the front gives itself (a refusal, or a 202 f
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from ..auth.identity import Identity
 from ..dispatch.context import RequestContext
 from ..protocol.ids import ChangesCursor, EventId
 from ..protocol.jsonrpc import Message, RequestId, valid_id
+from ..server.context import NO_CLAIMS
 from ..storage.records import SessionRecord
 
 
@@ -133,8 +135,21 @@ def session_context(
     scopes = caller.scopes if caller is not None else None
     capabilities = session.client_capabilities
     return RequestContext(
-        "legacy", session.protocol_version, capabilities, session, session.principal, scopes, request_id, body_bytes
+        "legacy",
+        session.protocol_version,
+        capabilities,
+        session,
+        session.principal,
+        scopes,
+        request_id,
+        body_bytes,
+        claims_of(caller),
     )
+
+
+def claims_of(caller: Identity | None) -> Mapping[str, Any]:
+    """The caller's token claims for its requests' contexts (its identity's own mapping, not a copy)."""
+    return caller.claims if caller is not None else NO_CLAIMS
 
 
 def cancelled_request(message: Message) -> RequestId | None:

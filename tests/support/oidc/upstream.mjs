@@ -8,7 +8,8 @@
 //
 // What it offers: authorization code with PKCE (S256, required), OpenID Connect ID tokens (RS256, the
 // subject is the login name), refresh tokens, and a login page (devInteractions: any login and password
-// are accepted) that a test submits over HTTP or in a browser. The pre-registered client is first party:
+// are accepted) that a test submits over HTTP or in a browser. `POST /test/disable` with a form `sub=NAME`
+// disables that account, as an administrator would: its refresh tokens stop working (`invalid_grant`). The pre-registered client is first party:
 // its grant is created at login, so there is no upstream consent screen (as with Cognito's managed login).
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { Provider } from 'oidc-provider';
@@ -21,6 +22,8 @@ if (!portArg || !clientId || !clientSecret || redirectUris.length === 0) {
 }
 const port = Number(portArg);
 const issuer = `http://127.0.0.1:${port}`;
+
+const disabled = new Set();
 
 const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
 Object.assign(key, { kid: randomUUID(), alg: 'RS256', use: 'sig' });
@@ -42,10 +45,13 @@ const provider = new Provider(issuer, {
   // The facade may ask for the MCP resource's scopes as well as OpenID's.
   scopes: ['openid', 'offline_access', 'email', 'profile', 'mcp:tools', 'inventory:write'],
   claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-  findAccount: async (ctx, sub) => ({
-    accountId: sub,
-    claims: async () => ({ sub, email: `${sub}@example.test`, email_verified: true, name: sub }),
-  }),
+  findAccount: async (ctx, sub) =>
+    disabled.has(sub)
+      ? undefined
+      : {
+          accountId: sub,
+          claims: async () => ({ sub, email: `${sub}@example.test`, email_verified: true, name: sub }),
+        },
   responseTypes: ['code'],
   pkce: { required: () => true },
   features: {
@@ -65,6 +71,20 @@ const provider = new Provider(issuer, {
   },
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   renderError,
+});
+
+provider.use(async (ctx, next) => {
+  if (ctx.method === 'POST' && ctx.path === '/test/disable') {
+    const body = await new Promise((resolve) => {
+      let text = '';
+      ctx.req.on('data', (chunk) => (text += chunk));
+      ctx.req.on('end', () => resolve(text));
+    });
+    disabled.add(new URLSearchParams(body).get('sub'));
+    ctx.status = 204;
+    return;
+  }
+  await next();
 });
 
 serve(provider, port, issuer);
