@@ -3,7 +3,8 @@
 - **DCR.** A registration is at most `MAX_METADATA_BYTES` of JSON (nested at most `MAX_DEPTH` deep)
   with at most `MAX_REDIRECT_URIS` redirect URIs (`redirects.check_redirect_uri`); registrations are
   limited per source address and in all (`limits`: `register:ip`, `register:all`). A registered client
-  lives `CLIENT_TTL_SECONDS` after its last use. Its `grant_types` are kept: a client that lists them
+  lives `CLIENT_TTL_SECONDS` after its last use. A registration whose write fails is deleted again
+  (it may have landed: nobody would ever learn its id). Its `grant_types` are kept: a client that lists them
   gets only those; one that leaves the field out gets both grants.
 - **CIMD.** A `client_id` that is a URL is fetched (`cimd.fetch_document`; fetches are limited per
   source address, per target host and in all) and cached for the document's `max-age` (between
@@ -16,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..storage.errors import StorageError
 from ..storage.facade import FacadeStore
 from .cimd import DocumentError, fetch_document, is_document_url
 from .errors import OAuthError
@@ -187,7 +190,12 @@ class Clients:
             "grant_types": list(grants) if grants is not None else None,
             "touched": now,
         }
-        await self.store.put("client", client_id, row, now + CLIENT_TTL_SECONDS)
+        try:
+            await self.store.put("client", client_id, row, now + CLIENT_TTL_SECONDS)
+        except StorageError:  # it may have landed: the client never learns its id, so nobody may keep it
+            with contextlib.suppress(StorageError):
+                await self.store.delete("client", client_id)
+            raise
         answer: dict[str, Any] = {
             "client_id": client_id,
             "client_id_issued_at": int(now),

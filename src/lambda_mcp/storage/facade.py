@@ -5,10 +5,13 @@ Kinds: registered clients, fetched client metadata documents, pending authorizat
 token families, consents, and registration counters. Every row expires (`expires_at`, epoch seconds),
 and every read ignores expired rows. The operations that must not race are conditional:
 
-- `take` deletes a row and returns what it held, once: a code is single use even when two requests
-  present it at the same moment;
+- `take` returns what a row held and makes it gone for every later read, once: a pending authorization
+  is taken once even when two requests present it at the same moment;
 - `swap` replaces a row only while its `version` is still the one the caller read (refresh rotation:
-  only one of two requests presenting the same refresh token wins);
+  only one of two requests presenting the same refresh token wins; a code marked used);
+
+Both recognise their own write when its answer was lost (`storage.confirm`): a take or swap that
+landed is never reported as lost to its caller.
 - `count` adds one to a counter unless it has reached its limit (registration rate).
 """
 

@@ -1,16 +1,24 @@
 """`DynamoDBFacadeStore`: the authorization facade's rows in the state table, one item per row.
 
 Item: pk `FACADE#<kind>#<key>`, sk `FACADE`, the row as JSON in `body`, `version` (refresh rotation),
-`n` (counters), `expires_at` (the table's TTL). Keys longer than 200 characters (a client id that is a
-URL) are hashed, so an item key stays small whatever the client sent.
+`n` (counters), `taken` (the nonce of the request that took it), `expires_at` (the table's TTL). Keys
+longer than 200 characters (a client id that is a URL) are hashed, so an item key stays small whatever
+the client sent.
+
+`take` and `swap` are conditional writes whose answer can be lost after they landed (a 500 after the
+write, and botocore's retry then failing its own condition; or every retry failing): both go through
+`confirm.confirmed`, recognising their own write on a re-read: `take` by the nonce it stamps (a taken
+row stays, marked, until it expires), `swap` by the version it writes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from typing import Any
 
+from ..confirm import confirmed
 from ..errors import ConflictError
 from ..facade import encoded
 from . import keys
@@ -38,31 +46,44 @@ class DynamoDBFacadeStore:
         with translated():
             await self._client.call("put_item", TableName=self.table_name, Item=item)
 
-    async def get(self, kind: str, key: str, now: float) -> tuple[dict[str, Any], str] | None:
+    async def _item(self, kind: str, key: str) -> dict[str, Any] | None:
         with translated():
             found = await self._client.call(
                 "get_item", TableName=self.table_name, Key=_key(kind, key), ConsistentRead=True
             )
-        item = found.get("Item")
-        if not item or float(item[keys.EXPIRES_AT]["N"]) <= now:
+        item: dict[str, Any] | None = found.get("Item")
+        return item
+
+    async def get(self, kind: str, key: str, now: float) -> tuple[dict[str, Any], str] | None:
+        item = await self._item(kind, key)
+        if not item or float(item[keys.EXPIRES_AT]["N"]) <= now or "taken" in item:
             return None
         return json.loads(item["body"]["S"]), item.get("version", {}).get("S", "")
 
     async def take(self, kind: str, key: str, now: float) -> dict[str, Any] | None:
-        try:
+        nonce = secrets.token_urlsafe(12)
+
+        async def write() -> dict[str, Any]:
             with translated():
-                found = await self._client.call(
-                    "delete_item",
+                found: dict[str, Any] = await self._client.call(
+                    "update_item",
                     TableName=self.table_name,
                     Key=_key(kind, key),
-                    ConditionExpression="attribute_exists(#pk) AND #expires_at > :now",
-                    ExpressionAttributeNames={"#pk": keys.PK, "#expires_at": keys.EXPIRES_AT},
-                    ExpressionAttributeValues={":now": {"N": str(int(now))}},
-                    ReturnValues="ALL_OLD",
+                    UpdateExpression="SET #taken = :nonce",
+                    ConditionExpression="attribute_exists(#pk) AND #expires_at > :now AND attribute_not_exists(#taken)",
+                    ExpressionAttributeNames={"#pk": keys.PK, "#expires_at": keys.EXPIRES_AT, "#taken": "taken"},
+                    ExpressionAttributeValues={":now": {"N": str(int(now))}, ":nonce": {"S": nonce}},
+                    ReturnValues="ALL_NEW",
                 )
+            return found.get("Attributes") or {}
+
+        def mine(item: dict[str, Any]) -> bool:
+            return bool(item.get("taken", {}).get("S") == nonce)
+
+        try:
+            item = await confirmed(write, lambda: self._item(kind, key), mine, f"taking facade row {kind}")
         except ConflictError:
             return None
-        item = found.get("Attributes") or {}
         if "body" not in item or float(item[keys.EXPIRES_AT]["N"]) <= now:
             return None
         result: dict[str, Any] = json.loads(item["body"]["S"])
@@ -73,16 +94,25 @@ class DynamoDBFacadeStore:
     ) -> bool:
         item = {**_key(kind, key), "body": {"S": encoded(value)}, "version": {"S": version}}
         item[keys.EXPIRES_AT] = _expiry(expires_at)
-        try:
+
+        async def write() -> bool:
             with translated():
                 await self._client.call(
                     "put_item",
                     TableName=self.table_name,
                     Item=item,
-                    ConditionExpression="#version = :expected AND #expires_at > :now",
-                    ExpressionAttributeNames={"#version": "version", "#expires_at": keys.EXPIRES_AT},
+                    ConditionExpression="#version = :expected AND #expires_at > :now AND attribute_not_exists(#taken)",
+                    ExpressionAttributeNames={"#version": "version", "#expires_at": keys.EXPIRES_AT, "#taken": "taken"},
                     ExpressionAttributeValues={":expected": {"S": expected}, ":now": {"N": str(int(now))}},
                 )
+            return True
+
+        def mine(stored: dict[str, Any]) -> bool:
+            written = (stored.get("version", {}).get("S"), stored.get("body", {}).get("S"))
+            return bool(written == (version, item["body"]["S"]))
+
+        try:
+            await confirmed(write, lambda: self._item(kind, key), mine, f"swapping facade row {kind}")
         except ConflictError:
             return False
         return True
