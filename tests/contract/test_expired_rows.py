@@ -60,9 +60,12 @@ async def test_the_sweeper_pages_past_expired_tasks_to_a_live_one_and_cleans_the
     counts = await runtime.sweep(limit=100)
     assert counts == {
         "requeued": 1,
+        "unclaimed": 1,  # never claimed: its message was lost
         "failed": 0,
         "dropped": EXPIRED,
         "expired": EXPIRED,
+        "unsweepable": 0,
+        "ambiguous": 0,
         "errors": 0,
     }  # each expired working
     assert executor.submitted == [live.task_id]
@@ -71,9 +74,12 @@ async def test_the_sweeper_pages_past_expired_tasks_to_a_live_one_and_cleans_the
     assert requeued is not None and requeued.due_at == NOW + runtime.requeue_after_seconds
     assert await runtime.sweep() == {
         "requeued": 0,
+        "unclaimed": 0,
         "failed": 0,
         "dropped": 0,
         "expired": 0,
+        "unsweepable": 0,
+        "ambiguous": 0,
         "errors": 0,
     }  # nothing to clean
 

@@ -152,3 +152,42 @@ async def test_a_task_written_before_claims_were_kept_still_reads(
     (first,), _ = await task_store.list_owned(task.owner, NOW)
     assert first.task_id == task.task_id and first.claims == {}
     await task_store.save(transition(stored, "completed", NOW + 1, result={"content": []}))  # and it still saves
+
+
+FAILED = {"code": -32603, "message": "could not be queued", "data": {"retryable": True}}
+
+
+async def test_a_void_fails_only_an_untouched_task_and_stands_in_for_one_not_written(task_store: TaskStore) -> None:
+    task = _task()
+    await task_store.create(task)
+    voided = await task_store.void(transition(task, "failed", NOW + 1, error=FAILED))
+    assert voided.version == 1 and await task_store.get(task.task_id, NOW + 1) == voided
+    with pytest.raises(ConflictError):  # it moved on (here: the void itself)
+        await task_store.void(transition(task, "failed", NOW + 2, error=FAILED))
+    claimed = _task()
+    await task_store.create(claimed)
+    await task_store.save(dataclasses.replace(claimed, lease_owner="w", lease_expires_at=NOW + 60))
+    with pytest.raises(ConflictError):  # a worker took it: a void never overwrites that
+        await task_store.void(transition(claimed, "failed", NOW + 2, error=FAILED))
+    late = _task()  # its create has not landed (yet): the void stands in, and a late create fails
+    await task_store.void(transition(late, "failed", NOW + 1, error=FAILED))
+    with pytest.raises(ConflictError):
+        await task_store.create(late)
+    stored = await task_store.get(late.task_id, NOW + 1)
+    assert stored is not None and stored.status == "failed" and stored.error == FAILED
+    assert await task_store.list_due(NOW + 1000) == []
+
+
+async def test_a_retry_key_binds_once_in_its_window_and_is_taken_over_only_from_its_task(task_store: TaskStore) -> None:
+    await task_store.bind_retry_key("k1", "t1", NOW, NOW + 120)
+    assert await task_store.retry_key_task("k1", NOW + 1) == "t1"
+    assert await task_store.retry_key_task("k2", NOW + 1) is None
+    with pytest.raises(ConflictError):  # bound
+        await task_store.bind_retry_key("k1", "t2", NOW + 1, NOW + 121)
+    with pytest.raises(ConflictError):  # bound to another task than the one it would replace
+        await task_store.bind_retry_key("k1", "t2", NOW + 1, NOW + 121, replacing="t0")
+    await task_store.bind_retry_key("k1", "t2", NOW + 1, NOW + 121, replacing="t1")
+    assert await task_store.retry_key_task("k1", NOW + 2) == "t2"
+    assert await task_store.retry_key_task("k1", NOW + 121) is None  # past its window
+    await task_store.bind_retry_key("k1", "t3", NOW + 121, NOW + 241)  # an expired binding is free
+    assert await task_store.retry_key_task("k1", NOW + 122) == "t3"

@@ -65,6 +65,7 @@ def test_the_alarms_watch_errors_dead_letters_5xx_throttles_and_the_table(api: s
     expected = {
         "WorkerErrorsAlarm",
         "TasksDeadLetteredAlarm",
+        "TasksExpiredAlarm",
         "HttpFunctionThrottlesAlarm",
         "WorkerThrottlesAlarm",
         "StateTableThrottlesAlarm",
@@ -136,6 +137,19 @@ def test_the_dead_letter_alarm_reads_the_metric_where_the_functions_emit_it() ->
         env = templates.env(cfn, handler)
         assert env["LAMBDA_MCP_METRICS_NAMESPACE"] == alarm["Namespace"] == {"Ref": "MetricsNamespace"}
         assert env["POWERTOOLS_SERVICE_NAME"] == dimension["Value"] == {"Ref": "AWS::StackName"}
+
+
+def test_the_expired_tasks_alarm_reads_the_sweepers_metric_where_the_worker_emits_it() -> None:
+    """Issue 41: the sweeper counts a task that expired while working (`TasksExpired`, EMF, in the
+    worker's LAMBDA_MCP_METRICS_NAMESPACE with service = POWERTOOLS_SERVICE_NAME); the alarm reads it
+    there and fires on one."""
+    cfn = templates.deployed(**REST_JWT)
+    alarm = _alarms(cfn)["TasksExpiredAlarm"]
+    assert alarm["MetricName"] == "TasksExpired" and alarm["Statistic"] == "Sum" and alarm["Threshold"] == 1
+    env = templates.env(cfn, WORKER_HANDLER)  # the sweeper is the worker's scheduled event
+    assert alarm["Namespace"] == env["LAMBDA_MCP_METRICS_NAMESPACE"] == {"Ref": "MetricsNamespace"}
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": env["POWERTOOLS_SERVICE_NAME"]}]
+    assert alarm["Period"] == 300 and alarm["EvaluationPeriods"] == 1
 
 
 def test_an_alarm_email_adds_the_topic_and_every_alarm_notifies_it() -> None:

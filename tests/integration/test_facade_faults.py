@@ -87,6 +87,7 @@ def facade(dynamodb_local_url: str, tmp_path_factory: pytest.TempPathFactory) ->
     proxy = FaultProxy(dynamodb_local_url)
     upstream = start_upstream(tmp / "oidc.log", [f"http://127.0.0.1:{port}/oauth/callback"])
     env = {"LAMBDA_MCP_AUTH": "proxy", "LAMBDA_MCP_AUTH_AUDIENCE": f"http://127.0.0.1:{port}/mcp"}
+    env["LAMBDA_MCP_AUTH_UPSTREAM_CHECK_SECONDS"] = "0"  # every refresh asks the upstream too
     try:
         server = lambda_mcp_dev(
             APP,
@@ -176,3 +177,31 @@ def test_a_registration_whose_write_cannot_be_confirmed_leaves_no_client_behind(
     refused = httpx.post(facade.base + "/oauth/register", json={"redirect_uris": ["http://127.0.0.1:1/cb"]})
     assert refused.status_code == 503 and refused.json()["error"] == "temporarily_unavailable"
     assert len(facade.items("FACADE#client#")) == before  # the orphan it may have written is gone
+
+
+def test_a_refresh_whose_upstream_check_cannot_be_written_back_at_first_still_goes_through(facade: Facade) -> None:
+    """The check's write keeps what the upstream answered (a rotated refresh token, for an upstream that
+    rotates: the only copy): it is tried again past the client's retries, and never costs the refresh."""
+    client_id, tokens = facade.signed_in("wes")
+    family = tokens["refresh_token"].split(".")[0]
+    # the family's first PutItem is the rotation's swap; the next is the check's write-back
+    facade.proxy.arm("dynamodb.PutItem", "server error", ATTEMPTS, after=1, containing=f"FACADE#family#{family}")
+    refreshed = facade.refresh(client_id, tokens["refresh_token"])
+    assert refreshed.status_code == 200, refreshed.text  # was 503
+    assert facade.proxy.injected["dynamodb.PutItem:server error"] == ATTEMPTS
+    assert facade.refresh(client_id, refreshed.json()["refresh_token"]).status_code == 200
+
+
+def test_a_replayed_code_ends_its_sign_in_even_when_the_first_end_failed(facade: Facade) -> None:
+    client_id, redirect = facade.register()
+    verifier = secrets.token_urlsafe(48)
+    code = sign_in(facade.authorization(client_id, redirect, verifier), redirect_uri=redirect, user="xan").query["code"]
+    form = {"grant_type": "authorization_code", "client_id": client_id, "redirect_uri": redirect}
+    form |= {"code": code, "code_verifier": verifier}
+    tokens = facade.token(form).json()
+    family = tokens["refresh_token"].split(".")[0]
+    facade.proxy.arm("dynamodb.DeleteItem", "server error", ATTEMPTS, containing=f"FACADE#family#{family}")
+    assert facade.token(form).status_code == 503  # the replay could not end the sign-in
+    again = facade.token(form)
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert facade.refresh(client_id, tokens["refresh_token"]).status_code == 400  # was still 200

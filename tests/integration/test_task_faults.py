@@ -118,9 +118,12 @@ async def test_the_sweeper_requeues_a_task_whose_lease_ran_out(stack: Stack) -> 
     await until(after(0.35), what="the lease to run out")
     assert await _sweep_until(stack.runtime, "requeued") == {
         "requeued": 1,
+        "unclaimed": 0,
         "failed": 0,
         "dropped": 0,
         "expired": 0,
+        "unsweepable": 0,
+        "ambiguous": 0,
         "errors": 0,
     }
     source = stack.source().start()
@@ -141,9 +144,12 @@ async def test_the_sweeper_fails_a_task_after_its_last_attempt(stack: Stack) -> 
         await until(after(0.25), what="the lease to run out")
     assert await _sweep_until(stack.runtime, "failed") == {
         "requeued": 0,
+        "unclaimed": 0,
         "failed": 1,
         "dropped": 0,
         "expired": 0,
+        "unsweepable": 0,
+        "ambiguous": 0,
         "errors": 0,
     }
     final = await stack.settled(task.task_id)
@@ -151,9 +157,12 @@ async def test_the_sweeper_fails_a_task_after_its_last_attempt(stack: Stack) -> 
     assert "stopped before finishing, 3 times" in final.error["message"]
     assert (await stack.runtime.sweep()) == {
         "requeued": 0,
+        "unclaimed": 0,
         "failed": 0,
         "dropped": 0,
         "expired": 0,
+        "unsweepable": 0,
+        "ambiguous": 0,
         "errors": 0,
     }  # a final task leaves the due index
 

@@ -305,7 +305,8 @@ async def test_the_sweeper_pages_through_every_due_task_and_queues_them_in_batch
     # the batches go at once: the faults aim at one of them (the one with the task `due0005...`)
     stack.sqs_proxy.arm("sqs.SendMessageBatch", "server error", ATTEMPTS, containing="due0005")
     counts = await runtime.sweep(budget_seconds=60)
-    assert counts["requeued"] == 140 and counts["errors"] == 10
+    # a batch whose request raised may have been delivered: ambiguous, not refused (issue 41)
+    assert counts["requeued"] == 140 and counts["ambiguous"] == 10 and counts["errors"] == 0
     assert stack.sqs_proxy.log["sqs.SendMessageBatch"] == 15 + ATTEMPTS - 1  # 10 a request, not 150
     queued: set[str] = set()
     while got := stack.sqs.receive_message(QueueUrl=stack.queue_url, MaxNumberOfMessages=10).get("Messages"):

@@ -12,7 +12,7 @@ from lambda_mcp.protocol.ids import TaskStream
 from lambda_mcp.storage import InMemoryEventLog
 from lambda_mcp.storage.errors import StorageUnavailable
 from lambda_mcp.tasks import InMemoryTaskStore, TaskRecord
-from lambda_mcp.tasks.execution import Execute, Notify, Outcome, SubmitFailed
+from lambda_mcp.tasks.execution import Execute, Notify, Outcome, SubmitFailed, Submitted, submit_all
 from lambda_mcp.tasks.runtime import TaskRuntime
 
 pytestmark = pytest.mark.anyio
@@ -153,3 +153,122 @@ async def test_a_sweep_goes_on_past_a_task_it_cannot_read_and_sweeps_it_next_tim
     assert sorted(executor.submitted) == sorted(t.task_id for t in tasks if t is not tasks[7])
     store.unreadable = None
     assert (await runtime.sweep())["requeued"] == 1 and executor.submitted[-1] == tasks[7].task_id
+
+
+# -- issue 41: retries, voids, the stop flag, honest counts ----------------------------------------------
+async def _keyed(
+    runtime: TaskRuntime, request_id: str | int = 1, owner: str = "principal:p", **params: Any
+) -> TaskRecord:
+    return await runtime.create(
+        owner=owner,
+        method="tools/call",
+        params={"name": "t", "arguments": params},
+        wire="modern",
+        protocol_version="2026-07-28",
+        client_capabilities={},
+        request_id=request_id,
+    )
+
+
+async def test_a_retry_of_the_same_request_gets_the_first_task_and_is_not_queued_again() -> None:
+    executor = Recorded()
+    runtime = _runtime(executor)
+    first = await _keyed(runtime)
+    assert (await _keyed(runtime)).task_id == first.task_id
+    assert executor.submitted == [first.task_id]
+    others = {
+        (await _keyed(runtime, "1")).task_id,
+        (await _keyed(runtime, 2)).task_id,
+        (await _keyed(runtime, a=1)).task_id,
+    }
+    assert len(others | {first.task_id}) == 4  # another id (a string is not the number), or other params
+    assert (await _keyed(runtime, owner="principal:q")).task_id != first.task_id
+
+
+async def test_callers_without_a_principal_or_a_session_get_no_retry_key() -> None:
+    runtime = _runtime(Recorded())
+    assert (await _keyed(runtime, owner="anonymous")).task_id != (await _keyed(runtime, owner="anonymous")).task_id
+
+
+async def test_a_retry_of_a_create_that_failed_itself_makes_a_new_task_that_is_queued() -> None:
+    executor = Recorded(fail=True)
+    runtime = _runtime(executor)
+    with pytest.raises(SubmitFailed):
+        await _keyed(runtime)
+    executor.fail = False
+    retried = await _keyed(runtime)
+    assert executor.submitted == [retried.task_id] and retried.status == "working"
+    (voided, _), _ = await runtime.store.list_owned("principal:p", runtime.clock())
+    assert voided.status == "failed" and voided.version == 1
+
+
+class _FlakyFlag(InMemoryTaskStore):
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    async def mark_stopped(self, task_id: str, expires_at: float) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise StorageUnavailable("throttled")
+        await super().mark_stopped(task_id, expires_at)
+
+
+@pytest.mark.parametrize(("failures", "flagged"), [(2, True), (3, False)])
+async def test_a_cancel_tries_the_stop_flag_a_few_times(failures: int, flagged: bool) -> None:
+    store = _FlakyFlag(failures)
+    runtime = TaskRuntime(store, Recorded(), _completes)
+    task = await _create(runtime)
+    cancelled = await runtime.cancel(task)
+    assert cancelled.status == "cancelled" and await store.stopped(task.task_id, runtime.clock()) is flagged
+
+
+def test_the_ttl_floor_has_a_cycle_of_slack_for_a_delivery_that_never_claimed() -> None:
+    runtime = _runtime(Recorded())  # the template's values: lease 905 s, sweeps every 300 s, 3 attempts
+    assert runtime.min_ttl_ms == (4 * (905 + 300) + 300) * 1000
+
+
+async def test_submit_all_counts_a_submit_that_raised_as_ambiguous() -> None:
+    class Flaky(Recorded):
+        async def submit(self, task_id: str) -> None:
+            if task_id == "b":
+                raise ConnectionError("answer lost")
+            await super().submit(task_id)
+
+    assert await submit_all(Flaky(), ["a", "b", "c"]) == Submitted(sent=["a", "c"], ambiguous=["b"])
+
+
+class _ClaimedMeanwhile(InMemoryTaskStore):
+    """A store where a worker claims the task just before the next write of it lands."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.claim_before_save = False
+
+    async def save(self, record: TaskRecord) -> TaskRecord:
+        if self.claim_before_save:
+            self.claim_before_save = False
+            stored = await self.get(record.task_id, 0)
+            assert stored is not None
+            await super().save(dataclasses.replace(stored, lease_owner="w", lease_expires_at=stored.created_at + 600))
+        return await super().save(record)
+
+
+async def test_a_failure_that_meets_a_fresh_claim_leaves_the_task_to_its_worker() -> None:
+    store = _ClaimedMeanwhile()
+    runtime = TaskRuntime(store, Recorded(), _completes)
+    task = await _create(runtime)
+    store.claim_before_save = True
+    settled = await runtime.settle(task, "failed", error={"code": -32603, "message": "dead-lettered"})
+    assert settled.status == "working" and settled.lease_owner == "w"  # the message was delivered after all
+    assert not await store.stopped(task.task_id, runtime.clock())
+
+
+async def test_failing_a_task_under_a_lease_writes_its_stop_flag() -> None:
+    runtime = _runtime(Recorded())
+    task = await _create(runtime)
+    leased = await runtime.store.save(
+        dataclasses.replace(task, lease_owner="w", lease_expires_at=runtime.clock() + 600)
+    )
+    settled = await runtime.settle(leased, "failed", error={"code": -32603, "message": "given up"})
+    assert settled.status == "failed" and await runtime.store.stopped(task.task_id, runtime.clock())

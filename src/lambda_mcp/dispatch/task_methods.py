@@ -157,14 +157,12 @@ class TaskMethods:
         ttl = requested.get("ttl") if request.era == "legacy" and isinstance(requested, dict) else None
         session = request.session
         task_id = new_task_id()
-        if request.era == "legacy" and session is not None and request.request_id is not None:
+        marked = request.era == "legacy" and session is not None and request.request_id is not None
+        if marked:
             # the marker a cancel of this request finds, written first: if it fails, nothing exists yet and
             # the client's retry (after our 503) creates the task once; written after, a failure here would
             # have told the client to retry a task that exists and will run
-            stream = CallStream(request.request_id).format()
-            now = self.runtime.clock()
-            expires = now + self.runtime.max_ttl_ms / 1000
-            await self.calls.start(CallRecord(session.session_id, stream, "", {}, now, expires, task_id=task_id))
+            await self._mark(request, task_id)
         record = await self.runtime.create(
             task_id=task_id,
             owner=owner_of(request),
@@ -181,10 +179,20 @@ class TaskMethods:
             scopes=sorted(request.scopes) if request.scopes is not None else None,
             claims=dict(request.claims),
         )  # `SubmitFailed` when the queue is down: the dispatcher answers 503, the client tries again
+        if marked and record.task_id != task_id:  # a retry of the request, answered with the task it created
+            await self._mark(request, record.task_id)
         note(task_id=record.task_id)
         if request.era == "legacy":
             return {"task": legacy_task(record)}
         return {"resultType": "task", **modern_task(record, detailed=False)}
+
+    async def _mark(self, request: RequestContext, task_id: str) -> None:
+        """Leave the marker a legacy `notifications/cancelled` naming this request finds: it names the task."""
+        assert request.session is not None and request.request_id is not None
+        stream = CallStream(request.request_id).format()
+        now = self.runtime.clock()
+        expires = now + self.runtime.max_ttl_ms / 1000
+        await self.calls.start(CallRecord(request.session.session_id, stream, "", {}, now, expires, task_id=task_id))
 
     # -- 2026 extension methods -----------------------------------------------------------
     async def _lookup(self, params: dict[str, Any], request: RequestContext) -> TaskRecord:
@@ -217,7 +225,10 @@ class TaskMethods:
             problem = _too_much(record, answers)
             if problem is not None:
                 raise invalid_params(problem)
-            await self.runtime.answer(record, answers)
+            # answers already recorded are passed on too: a client's retry of an answer whose write landed
+            # unseen queues the task again (tasks/runtime.py `answer`)
+            again = {k: v for k, v in responses.items() if isinstance(v, dict) and k in record.input_responses}
+            await self.runtime.answer(record, {**again, **answers})
         return {}
 
     async def _cancel(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:

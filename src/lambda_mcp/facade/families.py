@@ -15,7 +15,9 @@ with a conditional write, so of two requests presenting one token only one rotat
   upstream. `invalid_grant` there (the user was disabled or signed out upstream), an identity that no
   longer meets `LAMBDA_MCP_AUTH_UPSTREAM_REQUIRE`, or no upstream refresh token to ask with, ends the
   family. An upstream that cannot be reached does not: the refresh goes through, and the next one asks
-  again.
+  again. What the upstream answered (a rotated refresh token) is written back with a few tries more
+  than the client's own retries; if all fail, the refresh still goes through, and an upstream that
+  refuses the token it replaced ends the family at the next check.
 - **Ends.** A family ends `FAMILY_SECONDS` after the sign-in, or `LAMBDA_MCP_AUTH_IDLE_SECONDS` after
   its last refresh, on revocation (RFC 7009), on a replayed code, or when an operator signs its user
   out everywhere (a `signout` row newer than the sign-in).
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..config import Settings
+from ..storage.errors import StorageError
 from ..storage.facade import FacadeStore
 from .admission import admitted, copied
 from .errors import OAuthError
@@ -41,6 +44,8 @@ from .upstream import UpstreamError
 logger = logging.getLogger("lambda_mcp.auth")
 FAMILY_SECONDS = 30 * 86_400
 LEEWAY_SECONDS = 30
+KEEP_PAUSES = (0.2, 0.5, 1.0)
+"""Seconds between the tries of keeping what an upstream check returned (each a fresh request)."""
 BAD_GRANT = "the code or refresh token is invalid, expired, used, or was issued to another client"
 _LEEWAY = "refresh leeway"
 
@@ -189,7 +194,17 @@ class Families:
             "claims": copied(claims, self.f.settings.auth_upstream_claims),
             "upstream": self.seal_upstream(family, refreshed) if isinstance(refreshed, str) else row.get("upstream"),
         }
-        await self.f.store.swap("family", family, version, checked, self._expires(row, now), version, now)
+        for pause in (*KEEP_PAUSES, None):  # an upstream that rotates its tokens gave this one only: keep it
+            try:
+                await self.f.store.swap("family", family, version, checked, self._expires(row, now), version, now)
+                break
+            except StorageError as exc:
+                if pause is None:  # the refresh goes through; the next check asks with the token kept before
+                    logger.error(
+                        "auth: sign-in %s…: the upstream's new refresh token could not be kept: %s", family[:6], exc
+                    )
+                    break
+                await asyncio.sleep(pause)
         return checked
 
     def seal_upstream(self, family: str, refresh_token: str | None) -> str | None:

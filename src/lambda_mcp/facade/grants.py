@@ -114,6 +114,8 @@ class Grants:
             family = mark.removeprefix("used:")
             await self.f.store.swap("code", key, mark, row, now + MARKED_SECONDS, f"replayed:{family}", now)
             await self.f.families.end(family)
+        elif mark.startswith("replayed:"):  # an earlier replay marked it; its end may not have landed
+            await self.f.families.end(mark.removeprefix("replayed:"))
 
     async def _was_replayed(self, key: str, family: str) -> bool:
         found = await self.f.store.get("code", key, self.f.clock())

@@ -201,11 +201,7 @@ def configure(endpoint: str, table_name: str | None = None, *, create: bool = Tr
     table = table_name or os.environ.get("LAMBDA_MCP_TABLE_NAME") or DEFAULT_TABLE
     os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
     os.environ["LAMBDA_MCP_TABLE_NAME"] = table
-    os.environ.setdefault("AWS_DEFAULT_REGION", os.environ.get("AWS_REGION", "us-east-1"))
-    if not os.environ.get("AWS_ACCESS_KEY_ID"):
-        os.environ.pop("AWS_PROFILE", None)
-        os.environ["AWS_ACCESS_KEY_ID"] = "local"
-        os.environ["AWS_SECRET_ACCESS_KEY"] = "local"
+    local_defaults()
     if create:
         try:
             import boto3
@@ -216,6 +212,16 @@ def configure(endpoint: str, table_name: str | None = None, *, create: bool = Tr
 
         create_table(boto3.client("dynamodb", endpoint_url=endpoint), table)
     return table
+
+
+def local_defaults() -> None:
+    """What a local endpoint needs that a developer's shell may lack: a region (botocore has none of its
+    own: `NoRegionError`), and placeholder credentials when none are set (local APIs accept any)."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", os.environ.get("AWS_REGION", "us-east-1"))
+    if not os.environ.get("AWS_ACCESS_KEY_ID"):
+        os.environ.pop("AWS_PROFILE", None)
+        os.environ["AWS_ACCESS_KEY_ID"] = "local"
+        os.environ["AWS_SECRET_ACCESS_KEY"] = "local"
 
 
 TASK_QUEUE = "lambda-mcp-tasks"
@@ -240,13 +246,15 @@ def configure_queues(endpoint: str) -> tuple[str, str]:
     visibility 6x the worker timeout, 3 receives before dead-lettering) and point the kit at them.
 
     Sets `AWS_ENDPOINT_URL_SQS`, `LAMBDA_MCP_TASK_QUEUE_URL`, `LAMBDA_MCP_TASK_DLQ_URL` and
-    `LAMBDA_MCP_TASK_DLQ_ARN`. Returns the two queue URLs.
+    `LAMBDA_MCP_TASK_DLQ_ARN`, and a region and credentials when none are set (`local_defaults`).
+    Returns the two queue URLs.
     """
     import json
 
     import boto3
 
     os.environ["AWS_ENDPOINT_URL_SQS"] = endpoint
+    local_defaults()
     sqs = boto3.client("sqs", endpoint_url=endpoint)
     dlq_url = sqs.create_queue(QueueName=TASK_DEAD_LETTER_QUEUE)["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]

@@ -1,6 +1,7 @@
 """`Outbox`: what one run of a re-run call sends, numbered in run order, so that a re-run does not send
-again what an earlier round delivered (the replay ledger of `dispatch/rounds.py` uses it on every wire,
-the task runtime for what a task's runs log)."""
+again what an earlier round delivered (the replay ledger of `dispatch/rounds.py` uses it on every wire).
+A task's runs do not use it: they log each message at its ordinal, conditionally (`tasks/notify.py`), so
+one whose write failed does not shift the count of those after it."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 import secrets
 import threading
@@ -59,7 +60,8 @@ class InMemorySessionStore:
 
 
 class InMemoryEventLog:
-    """Event ids are `<stream>.<seq>.<nonce>` (`protocol.ids.EventId`): the stream, its counter, a nonce."""
+    """Event ids are `<stream>.<seq>.<nonce>` (`protocol.ids.EventId`): the stream, its counter (or the
+    position its writer gave, `put`), a nonce. Each stream's events are kept in `seq` order."""
 
     def __init__(self) -> None:
         self._streams: dict[tuple[str, str], list[StoredEvent]] = {}
@@ -74,6 +76,23 @@ class InMemoryEventLog:
             event = StoredEvent(stream_id, seq, EventId.new(stream_id, seq).format(), message)
             events.append(event)
             return event
+
+    async def put(
+        self,
+        session_id: str,
+        stream_id: str,
+        seq: int,
+        message: dict[str, object] | None,
+        *,
+        expires_at: float | None = None,
+    ) -> bool:
+        with self._lock:
+            events = self._streams.setdefault((session_id, stream_id), [])
+            if any(event.seq == seq for event in events):
+                return False
+            event = StoredEvent(stream_id, seq, EventId.new(stream_id, seq).format(), message)
+            bisect.insort(events, event, key=lambda e: e.seq)  # in position order, as `read` returns them
+            return True
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         parsed = parse_event_id(event_id)
@@ -175,6 +194,7 @@ class InMemoryTaskStore:
     def __init__(self) -> None:
         self._items: dict[str, TaskRecord] = {}
         self._stopped: set[str] = set()
+        self._retry_keys: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
     async def create(self, record: TaskRecord) -> None:
@@ -197,6 +217,31 @@ class InMemoryTaskStore:
             saved.version += 1
             self._items[record.task_id] = saved
             return copy.deepcopy(saved)
+
+    async def void(self, record: TaskRecord) -> TaskRecord:
+        with self._lock:
+            stored = self._items.get(record.task_id)
+            if record.version != 0 or (stored is not None and stored.version != 0):
+                raise ConflictError(f"task {record.task_id} moved on")
+            saved = copy.deepcopy(record)
+            saved.version = 1
+            self._items[record.task_id] = saved
+            return copy.deepcopy(saved)
+
+    async def bind_retry_key(
+        self, key: str, task_id: str, now: float, expires_at: float, *, replacing: str | None = None
+    ) -> None:
+        with self._lock:
+            bound = self._retry_keys.get(key)
+            live = bound is not None and bound[1] > now
+            if (replacing is None and live) or (replacing is not None and (bound is None or bound[0] != replacing)):
+                raise ConflictError(f"retry key {key} is bound")
+            self._retry_keys[key] = (task_id, expires_at)
+
+    async def retry_key_task(self, key: str, now: float) -> str | None:
+        with self._lock:
+            bound = self._retry_keys.get(key)
+            return bound[0] if bound is not None and bound[1] > now else None
 
     async def list_owned(
         self, owner: str, now: float, cursor: str | None = None, limit: int = 50

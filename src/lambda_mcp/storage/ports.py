@@ -40,6 +40,21 @@ class EventLog(Protocol):
         log's own TTL, or until `expires_at` (a task's events live as long as the task). An append whose
         answer was lost and whose retry met its own write is a success."""
 
+    async def put(
+        self,
+        session_id: str,
+        stream_id: str,
+        seq: int,
+        message: dict[str, object] | None,
+        *,
+        expires_at: float | None = None,
+    ) -> bool:
+        """Write the event at position `seq` (from 1) of a stream its writer numbers, unless that position is
+        taken: a conditional write, so writing a position again (a re-run, a retry that met its own first
+        attempt) is a no-op, and a position an earlier write missed is filled later. True if this call
+        wrote it. Positions may have gaps; `read` and `after` go in position order. A stream is numbered
+        either by `append` or by its writer with `put`, never both."""
+
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         """The stream an event id belongs to and that stream's events after it; None if unknown."""
 
@@ -96,6 +111,21 @@ class TaskStore(Protocol):
 
         Returns the record as stored (version + 1). Raises `ConflictError` when the condition fails.
         """
+
+    async def void(self, record: TaskRecord) -> TaskRecord:
+        """Write `record` (a created task moved to a final status, at version 0) if the stored one is still at
+        version 0 (no worker claimed it, nothing changed it) or there is none: then it stands in for the
+        create, so a create that lands late fails its condition and never runs. Returns the record as
+        stored (version 1). Raises `ConflictError` when the stored task moved on."""
+
+    async def bind_retry_key(
+        self, key: str, task_id: str, now: float, expires_at: float, *, replacing: str | None = None
+    ) -> None:
+        """Bind a request's retry key to the task it created, until `expires_at`: only if no live binding
+        exists, or (`replacing`) only if the key is bound to that task. Raises `ConflictError` otherwise."""
+
+    async def retry_key_task(self, key: str, now: float) -> str | None:
+        """The task a live binding of the retry key names (a consistent read), or None."""
 
     async def list_owned(
         self, owner: str, now: float, cursor: str | None = None, limit: int = 50

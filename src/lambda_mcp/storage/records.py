@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+logger = logging.getLogger("lambda_mcp")
 
 
 @dataclass
@@ -137,6 +140,23 @@ class TaskRecord:
     version: int = 0
     """Bumped by every write; each write is conditioned on the version it read."""
 
+    @classmethod
+    def from_stored(cls, stored: dict[str, Any]) -> TaskRecord:
+        """A record from its stored JSON. A field this release does not know (written by a later one, then
+        rolled back) is dropped with a warning, never a crash: one unreadable item would otherwise stop
+        every sweep and every read of it. A required field that is missing still raises `TypeError`."""
+        unknown = stored.keys() - _TASK_FIELDS
+        if not unknown:
+            return cls(**stored)
+        if not unknown <= _warned:  # once per process and field: a rolled-back table has many such items
+            _warned.update(unknown)
+            logger.warning(
+                "task %s: ignoring stored fields this release does not know: %s",
+                stored.get("task_id"),
+                ", ".join(sorted(unknown)),
+            )
+        return cls(**{k: v for k, v in stored.items() if k in _TASK_FIELDS})
+
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
@@ -153,6 +173,10 @@ class TaskRecord:
         """Whether stores keep it in the due index (only `working` tasks can have a stalled worker)."""
         return self.status == "working" and self.due_at > 0
 
+
+_TASK_FIELDS = frozenset(f.name for f in dataclasses.fields(TaskRecord))
+_warned: set[str] = set()
+"""Unknown stored fields already warned about in this process."""
 
 _NOT_LISTED: dict[str, Any] = {
     "params": {},

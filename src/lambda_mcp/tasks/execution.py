@@ -4,7 +4,7 @@ one (dispatch provides it) and how a run ended."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .model import TaskRecord
@@ -18,20 +18,33 @@ class Executor(Protocol):
         """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
 
 
-async def submit_all(executor: Executor, task_ids: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class Submitted:
+    """What became of the tasks `submit_all` was given, each in one list: `sent` (SQS took the message),
+    `failed` (refused: not sent) and `ambiguous` (the request raised, past its client's retries, so the
+    message may have been delivered anyway: a send can land and answer 500)."""
+
+    sent: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)
+
+
+async def submit_all(executor: Executor, task_ids: list[str]) -> Submitted:
     """Submit several tasks: in batches where the executor sends them so (`submit_many`, the SQS one),
-    else one by one. The ids that could not be submitted; never raises for them."""
+    else one by one (a `submit` that raised is ambiguous). Never raises for them."""
     many = getattr(executor, "submit_many", None)
     if many is not None:
-        failed: list[str] = await many(task_ids)
-        return failed
-    failed = []
+        submitted: Submitted = await many(task_ids)
+        return submitted
+    done = Submitted()
     for task_id in task_ids:
         try:
             await executor.submit(task_id)
         except Exception:
-            failed.append(task_id)
-    return failed
+            done.ambiguous.append(task_id)
+        else:
+            done.sent.append(task_id)
+    return done
 
 
 @dataclass

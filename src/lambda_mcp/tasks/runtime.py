@@ -15,48 +15,26 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from ..observe.invocation import count
-from ..protocol.ids import TaskStream, new_task_id
-from ..protocol.jsonrpc import replayable
-from ..protocol.names import META_CAPABILITIES, META_VERSION
-from ..protocol.outbox import Outbox
+from ..protocol.ids import new_task_id
 from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import EventLog, TaskStore
-from . import sweeper
-from .execution import Execute, Executor, Notify, Outcome, SubmitFailed
+from . import creation, sweeper
+from .execution import Execute, Executor, Outcome, SubmitFailed
 from .model import TaskRecord, TaskStatus, transition
+from .notify import notifier
 from .sweeper import RELEASED, failure
+from .watch import run_watched
+from .writes import saved
 
 logger = logging.getLogger("lambda_mcp")
-
-
-async def _dropped(message: dict[str, Any]) -> None:
-    return None
-
-
-_VOLATILE = frozenset({"version", "updated_at"})
-
-
-def _holds(stored: TaskRecord, written: TaskRecord) -> bool:
-    """Whether `stored` is `written` as the store keeps it (the next version): the write a ConflictError
-    seemed to refuse had landed before its answer was lost, and the retry met it."""
-    if stored.version != written.version + 1:
-        return False
-    mine, theirs = dataclasses.asdict(written), dataclasses.asdict(stored)
-    return all(mine[k] == theirs[k] for k in mine if k not in _VOLATILE)
-
-
-def _kept(params: dict[str, Any]) -> dict[str, Any]:
-    """What a task keeps of its request's params: what its run needs (name, arguments, `_meta` for the
-    progress token and the app's own keys), less the client capabilities, kept once in their own field."""
-    kept: dict[str, Any] = replayable({"params": params})["params"]
-    meta = kept.get("_meta")
-    if isinstance(meta, dict):
-        kept["_meta"] = {k: v for k, v in meta.items() if k not in (META_VERSION, META_CAPABILITIES)}
-    return kept
+STOP_ATTEMPTS = 3
+"""Tries of a cancel's stop-flag write (each with the client's own retries), STOP_BACKOFF_SECONDS apart
+(doubling): the watcher also reads the task's status, but only once a minute."""
+STOP_BACKOFF_SECONDS = 0.1
 
 
 def _counted(record: TaskRecord) -> TaskRecord:
@@ -93,11 +71,12 @@ class TaskRuntime:
         self.requeue_after_seconds = requeue_after_seconds
         self.sweep_seconds = sweep_seconds
         lease = worker_timeout_seconds + min(5.0, worker_timeout_seconds * 0.1)
-        self.min_ttl_ms = int(
-            (max_attempts * (max(lease, requeue_after_seconds) + sweep_seconds) + sweep_seconds) * 1000
-        )
+        cycle = max(lease, requeue_after_seconds) + sweep_seconds
+        self.min_ttl_ms = int(((max_attempts + 1) * cycle + sweep_seconds) * 1000)
         """No task lives shorter than its last chance: every attempt may take a lease and wait a sweep before
-        the next, and one more sweep fails it. A shorter TTL would let a crashed task expire `working`."""
+        the next, and one more sweep fails it; plus one cycle of slack for a delivery that ended before
+        its claim (a batch-mate crashed the invocation), which costs a cycle but no attempt. A shorter TTL
+        would let a crashed task expire `working`."""
         self.max_record_bytes = max_record_bytes
         """DynamoDB items are at most 400 KB; a result that would not fit fails the task with a clear error."""
         self.clock = clock
@@ -122,7 +101,10 @@ class TaskRuntime:
         scopes: list[str] | None = None,
         claims: dict[str, Any] | None = None,
     ) -> TaskRecord:
-        """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued."""
+        """Write the task (durable when this returns) and submit it; `SubmitFailed` if it cannot be queued.
+
+        A retry of the request that created a task within `creation.RETRY_WINDOW_SECONDS` gets that task
+        instead (see tasks/creation.py for the retry key, the confirmed write, the void and a failed send)."""
         now = self.clock()
         # never shorter than the requeue window: the sweeper must get one chance at a lost message
         ttl_ms = max(min(requested_ttl_ms or self.default_ttl_ms, self.max_ttl_ms), self.min_ttl_ms)
@@ -132,7 +114,7 @@ class TaskRuntime:
             task_id=task_id or new_task_id(),
             owner=owner,
             method=method,
-            params=_kept(params),
+            params=creation.kept(params),
             created_at=now,
             updated_at=now,
             expires_at=now + ttl_ms / 1000,
@@ -150,26 +132,23 @@ class TaskRuntime:
             progress_token=progress_token if isinstance(progress_token, str | int) else None,
             due_at=now + self.requeue_after_seconds,
         )
-        await self._write_new(record)
+        key = creation.retry_key(record)
+        if key is not None:
+            first = await creation.earlier(self.store, self.clock, key, record)
+            if first is not None:
+                logger.info("a retry of the request that created task %s: answered with it", first.task_id)
+                return first
+        await creation.write(self.store, self.clock, record)
         count("TasksCreated")
         try:
             await self.executor.submit(record.task_id)
-        except Exception as exc:  # the client never saw this task: fail it and let the client try again
+        except Exception as exc:  # unless a worker has it (the send landed), fail it: the client tries again
             logger.exception("could not queue new task %s", record.task_id)
-            await self._settle(record, "failed", error=failure("Task could not be queued for execution"))
-            raise SubmitFailed(str(exc)) from exc
+            delivered = await creation.unqueued(self.store, self.clock, record)
+            if delivered is None:
+                raise SubmitFailed(str(exc)) from exc
+            return delivered
         return record
-
-    async def _write_new(self, record: TaskRecord) -> None:
-        """Create the task's item. A create whose answer was lost and whose retry met its own write (the
-        condition fails on an item that is already there) re-reads: finding this very record, it goes on."""
-        try:
-            await self.store.create(record)
-        except ConflictError:
-            stored = await self.store.get(record.task_id, self.clock())
-            if stored is None or (stored.owner, stored.created_at) != (record.owner, record.created_at):
-                raise
-            logger.info("task %s: the create was written before its answer was lost; going on", record.task_id)
 
     async def _resubmit(self, record: TaskRecord) -> None:
         """Queue a task the client already holds (resumed by its answers). If the queue is down, the task
@@ -190,33 +169,59 @@ class TaskRuntime:
         the flag a worker running it polls (a few bytes, where the task's item may be 350 KB)."""
         record = await self._settle(record, "cancelled", cancel_requested=True, input_requests={})
         if record.status == "cancelled":
-            try:
-                await self.store.mark_stopped(record.task_id, record.expires_at)
-            except StorageError:  # the task is cancelled regardless: a running worker's finish is refused
-                logger.warning("task %s: the stop flag could not be written", record.task_id, exc_info=True)
+            await self._stop(record)
         self.executor.cancel(record.task_id)
         return record
 
-    async def _settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:
-        """Move a task to a final status unless it already is final (re-reading after lost races)."""
-        while not record.terminal:
+    async def _stop(self, record: TaskRecord) -> None:
+        """Write the stop flag, trying again a few times (`STOP_ATTEMPTS`): the status written is what
+        counts, and the watcher reads it too, but only now and then (tasks/watch.py)."""
+        for attempt in range(STOP_ATTEMPTS):
             try:
-                return _counted(
-                    await self.store.save(transition(record, status, self.clock(), **{**RELEASED, **changes}))
-                )
+                await self.store.mark_stopped(record.task_id, record.expires_at)
+                return
+            except StorageError:
+                if attempt + 1 == STOP_ATTEMPTS:  # a running worker's finish is refused regardless
+                    logger.warning("task %s: the stop flag could not be written", record.task_id, exc_info=True)
+                    return
+            await asyncio.sleep(STOP_BACKOFF_SECONDS * 2**attempt)
+
+    async def _settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:
+        """Move a task to a final status unless it already is final.
+
+        A write whose answer was lost is recognised by the re-read (tasks/writes.py). After a lost race a
+        cancel re-reads and writes again: it wins over anything not final. A failure (a dead letter, the
+        sweeper giving up) that finds the task claimed since by a live lease leaves it to that worker:
+        the message was delivered, and the record found is returned. Failing a task under a lease writes
+        its stop flag, so that run stops."""
+        while not record.terminal:
+            now = self.clock()
+            updated = transition(record, status, now, **{**RELEASED, **changes})
+            try:
+                settled = await saved(self.store, self.clock, updated, f"settling task {record.task_id}")
             except ConflictError:
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
                     break
+                if status != "cancelled" and fresh.leased(self.clock()):
+                    return fresh
                 record = fresh
+                continue
+            if status != "cancelled" and record.leased(now):
+                await self._stop(record)
+            return _counted(settled)
         return record
 
     async def answer(self, record: TaskRecord, responses: dict[str, Any]) -> TaskRecord:
-        """Store answers for outstanding keys (others are ignored); resume the task once none is outstanding."""
+        """Store answers for outstanding keys (others are ignored); resume the task once none is outstanding.
+
+        An answer whose write may have landed is confirmed by a re-read and then queues the task as a
+        successful one does. The same answers sent again (a client's retry of an answer whose write landed
+        unseen) queue the task again while it waits for a worker: a duplicate message is harmless."""
         while record.status == "input_required":
             accepted = {k: v for k, v in responses.items() if k in record.input_requests}
             if not accepted:
-                return record
+                break
             outstanding = {k: v for k, v in record.input_requests.items() if k not in accepted}
             status: TaskStatus = "input_required" if outstanding else "working"
             now = self.clock()
@@ -229,19 +234,19 @@ class TaskRuntime:
                 due_at=now + self.requeue_after_seconds if status == "working" else 0.0,
             )
             try:
-                record = await self.store.save(updated)
+                record = await saved(self.store, self.clock, updated, f"answering task {record.task_id}")
             except ConflictError:
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
                     return record
-                if _holds(fresh, updated):  # our write landed, its answer was lost: go on from it
-                    record = fresh
-                else:
-                    record = fresh
-                    continue
+                record = fresh
+                continue
             if status == "working":
                 await self._resubmit(record)
             return record
+        waiting = record.status == "working" and not record.leased(self.clock())
+        if responses and waiting and all(k in record.input_responses for k in responses):
+            await self._resubmit(record)
         return record
 
     # -- running ----------------------------------------------------------------------------
@@ -250,7 +255,7 @@ class TaskRuntime:
         record = await self.store.get(task_id, self.clock())
         if record is None or record.status != "working":
             return record
-        outcome = await self.execute(record, lambda: False, self._notifier(record))
+        outcome = await self.execute(record, lambda: False, notifier(self.events, record))
         return await self._finish(record, outcome)
 
     async def work(self, task_id: str, worker_id: str, lease_seconds: float) -> str:
@@ -275,75 +280,21 @@ class TaskRuntime:
         claim = dataclasses.replace(
             record, lease_owner=worker_id, lease_expires_at=lease_end, attempts=record.attempts + 1, due_at=lease_end
         )
-        try:
-            claimed = await self.store.save(dataclasses.replace(claim, updated_at=now))
+        try:  # a claim whose answer was lost is recognised by the re-read, and runs
+            claimed = await saved(self.store, self.clock, dataclasses.replace(claim, updated_at=now), "a claim")
         except ConflictError:
-            fresh = await self.store.get(task_id, self.clock())
-            if fresh is None or not _holds(fresh, claim):
-                return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
-            claimed = fresh  # our claim landed and its answer was lost: run it
+            return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
         outcome = await self._run_watched(claimed)
         finished = await self._finish(claimed, outcome)
         return "cancelled" if outcome.kind == "cancelled" else finished.status
 
     async def _run_watched(self, record: TaskRecord) -> Outcome:
-        """Run with a watcher that re-reads the record (at most once a second): a cancel stops the run."""
-        cancelled = False
+        """Run with a watcher that stops the run when the task is cancelled (tasks/watch.py)."""
 
-        def is_cancelled() -> bool:
-            return cancelled
+        def start(is_cancelled: Callable[[], bool]) -> Awaitable[Outcome]:
+            return self.execute(record, is_cancelled, notifier(self.events, record))
 
-        run = asyncio.ensure_future(self.execute(record, is_cancelled, self._notifier(record)))
-
-        async def watch() -> None:
-            nonlocal cancelled
-            interval = max(1.0, record.poll_interval_ms / 1000)
-            while not run.done():
-                await asyncio.sleep(interval)
-                try:
-                    stopped = await self.store.stopped(record.task_id, self.clock())
-                except StorageError:  # one failed read must not end the watch: try again next time
-                    logger.warning("could not check task %s for cancellation", record.task_id, exc_info=True)
-                    continue
-                if stopped:
-                    cancelled = True
-                    run.cancel()
-                    return
-
-        watcher = asyncio.ensure_future(watch())
-        try:
-            return await run
-        except asyncio.CancelledError:
-            if not cancelled:
-                raise
-            return Outcome("cancelled")
-        finally:
-            watcher.cancel()
-
-    def _notifier(self, record: TaskRecord) -> Notify:
-        """Notifications from a legacy task's run go to its session's event log, on the task's own stream,
-        for `tasks/result` to relay. A re-run (after input, or on redelivery) sends the same messages
-        again up to where the last run stopped: those already logged are dropped. (2026 tasks have no
-        channel for progress or logs, so theirs are dropped.)"""
-        events, session_id = self.events, record.session_id
-        if events is None or session_id is None or record.wire != "legacy":
-            return _dropped
-        stream = TaskStream(record.task_id).format()
-        outbox: Outbox | None = None
-
-        async def log(message: dict[str, Any]) -> None:  # kept as long as the task, not the session
-            await events.append(session_id, stream, message, expires_at=record.expires_at)
-
-        async def notify(message: dict[str, Any]) -> None:
-            nonlocal outbox
-            try:
-                if outbox is None:  # what earlier runs logged, read once, when the run first sends something
-                    outbox = Outbox(log, len(await events.read(session_id, stream)))
-                await outbox.send(message)
-            except StorageError:  # a notification lost to storage is the kit's trouble, not the tool's
-                logger.warning("task %s: a notification could not be logged", record.task_id, exc_info=True)
-
-        return notify
+        return await run_watched(self.store, record, start, self.clock)
 
     async def _finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
         if outcome.kind == "completed" and outcome.result is not None:
@@ -368,14 +319,12 @@ class TaskRuntime:
                 updated = transition(record, "completed", now, result=outcome.result, **RELEASED)
             else:  # a JSON-RPC error, or (2025-11-25) a tool result with isError
                 updated = transition(record, "failed", now, error=outcome.error, result=outcome.result, **RELEASED)
-            try:
-                return _counted(await self.store.save(updated))
+            try:  # a finish whose answer was lost is recognised by the re-read: done
+                return _counted(await saved(self.store, self.clock, updated, f"finishing task {record.task_id}"))
             except ConflictError:  # cancelled (a cancel wins) or answered meanwhile: re-read and decide
-                fresh = await self.store.get(record.task_id, now)
+                fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
                     return record
-                if _holds(fresh, updated):  # our write landed, its answer was lost
-                    return _counted(fresh)
                 record = fresh
         return record
 

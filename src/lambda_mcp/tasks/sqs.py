@@ -16,6 +16,7 @@ from typing import Any
 import anyio.to_thread
 
 from ..observe.invocation import correlation_id
+from .execution import Submitted
 
 logger = logging.getLogger("lambda_mcp")
 _local_clients: dict[str, Any] = {}
@@ -84,15 +85,21 @@ class SqsExecutor:
         )
         await anyio.to_thread.run_sync(send)  # off the event loop, like every storage call
 
-    async def submit_many(self, task_ids: list[str]) -> list[str]:
+    async def submit_many(self, task_ids: list[str]) -> Submitted:
         """One `SendMessageBatch` per 10 tasks, the batches at once: a sweep that requeues thousands of
-        tasks makes a tenth of the requests. The ids that were not sent (logged)."""
+        tasks makes a tenth of the requests. Each task is sent, failed (an entry SQS refused) or ambiguous
+        (its batch's request raised past the client's retries: its messages may have been delivered)."""
         batches = [task_ids[start : start + BATCH] for start in range(0, len(task_ids), BATCH)]
         room = asyncio.Semaphore(BATCHES_AT_ONCE)
-        failed = await asyncio.gather(*(self._send_batch(batch, room) for batch in batches))
-        return [task_id for batch in failed for task_id in batch]
+        done = Submitted()
+        for sent, failed, ambiguous in await asyncio.gather(*(self._send_batch(batch, room) for batch in batches)):
+            done.sent.extend(sent)
+            done.failed.extend(failed)
+            done.ambiguous.extend(ambiguous)
+        return done
 
-    async def _send_batch(self, task_ids: list[str], room: asyncio.Semaphore) -> list[str]:
+    async def _send_batch(self, task_ids: list[str], room: asyncio.Semaphore) -> tuple[list[str], list[str], list[str]]:
+        """(sent, failed, ambiguous) of one batch."""
         attributes = _attributes()
         entries = [
             {"Id": str(index), "MessageBody": message_body(task_id), "MessageAttributes": attributes}
@@ -103,12 +110,13 @@ class SqsExecutor:
             async with room:
                 answer = await anyio.to_thread.run_sync(send)
         except Exception:
-            logger.exception("could not queue %d tasks", len(task_ids))
-            return task_ids
+            logger.exception("could not queue %d tasks (their messages may have been delivered)", len(task_ids))
+            return [], [], task_ids
         failed = [task_ids[int(entry["Id"])] for entry in answer.get("Failed", [])]
         if failed:
             logger.warning("could not queue tasks %s: %s", failed, answer["Failed"][0].get("Message", ""))
-        return failed
+        refused = set(failed)
+        return [task_id for task_id in task_ids if task_id not in refused], failed, []
 
     def cancel(self, task_id: str) -> None:
         """Nothing to do here: the worker watches the record and stops when it reads `cancelled`."""

@@ -5,6 +5,9 @@ they used up their attempts.
 The sweeper reads the sparse `by-due` index (working tasks only, by when they are due), every shard,
 page after page until it runs dry or its time budget is spent; the next scheduled run goes on where it
 stopped. Everything here is idempotent: a second message for a task is deduplicated by the claim.
+
+One task never stops the sweep of the others: a storage error leaves it due for the next run; anything
+else (an item this release cannot read, a bug) is counted, logged, and takes it out of the due index.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ LAG_SECONDS = 0.5
 
 
 async def sweep(runtime: Runtime, limit: int, budget_seconds: float) -> dict[str, int]:
-    counts = {"requeued": 0, "failed": 0, "dropped": 0, "expired": 0, "errors": 0}
+    counts = {"requeued": 0, "unclaimed": 0, "failed": 0, "dropped": 0, "expired": 0, "unsweepable": 0}
+    counts |= {"errors": 0, "ambiguous": 0}
     seen: set[str] = set()
     deadline = time.monotonic() + budget_seconds
     room = asyncio.Semaphore(CONCURRENCY)
@@ -85,6 +89,9 @@ async def sweep(runtime: Runtime, limit: int, budget_seconds: float) -> dict[str
                 counts["errors"] += 1
                 logger.warning("sweeping task %s failed: %s", task_id, exc)
                 return None
+            except Exception as exc:  # one bad item must not stop every sweep (see _set_aside)
+                await _set_aside(runtime, task_id, exc, counts)
+                return None
 
     while time.monotonic() < deadline:
         page = await runtime.store.list_due(runtime.clock(), limit)
@@ -96,9 +103,10 @@ async def sweep(runtime: Runtime, limit: int, budget_seconds: float) -> dict[str
             continue
         seen.update(due)
         requeued = [task_id for task_id in await asyncio.gather(*(one(task_id) for task_id in due)) if task_id]
-        unsent = await submit_all(runtime.executor, requeued)  # these are due again after requeue_after
-        counts["requeued"] += len(requeued) - len(unsent)
-        counts["errors"] += len(unsent)
+        submitted = await submit_all(runtime.executor, requeued)  # the unsent are due again after requeue_after
+        counts["requeued"] += len(submitted.sent)
+        counts["errors"] += len(submitted.failed)
+        counts["ambiguous"] += len(submitted.ambiguous)  # a batch that raised: maybe delivered, and due again
     return counts
 
 
@@ -126,4 +134,21 @@ async def _sweep_one(runtime: Runtime, task_id: str, counts: dict[str, int]) -> 
         await runtime.store.save(requeued)
     except ConflictError:  # claimed, answered or cancelled meanwhile: its new state says what happens
         return None
+    if record.attempts == 0:  # no worker claimed it since its message was sent: the message was lost
+        counts["unclaimed"] += 1  # (or its create's answer was, and the client never saw the task)
+        count("TasksSweptUnclaimed")
     return task_id
+
+
+async def _set_aside(runtime: Runtime, task_id: str, exc: Exception, counts: dict[str, int]) -> None:
+    """A task the sweep failed on for a reason other than storage: an item this release cannot read (a
+    body that is not a record), or a bug. Counted (`TasksUnsweepable`), logged, and taken out of the due
+    index: the index is read from its first keys, so left there it would come back first in every run
+    (and enough of them would fill the page). It stays readable until it expires."""
+    counts["unsweepable"] += 1
+    count("TasksUnsweepable")
+    logger.error("task %s cannot be swept; it leaves the due index", task_id, exc_info=exc)
+    try:
+        await runtime.store.drop_due(task_id)
+    except StorageError:  # still due: the next run meets it again, and tries again
+        logger.warning("task %s: could not take it out of the due index", task_id, exc_info=True)

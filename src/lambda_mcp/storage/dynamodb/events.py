@@ -15,7 +15,9 @@ from ._client import LazyClient, translated
 
 class DynamoDBEventLog:
     """Each append takes the stream's next sequence number from a counter item, then writes the
-    event conditionally; ids are `<stream>.<seq>.<nonce>` like the in-memory log's."""
+    event conditionally; a `put` writes at the position its writer gives, conditionally, with no counter.
+    Ids are `<stream>.<seq>.<nonce>` like the in-memory log's; the sort key `EVENT#<stream>#<seq>`, zero
+    padded, keeps a stream's events in `seq` order."""
 
     def __init__(self, table_name: str, *, client: Any | None = None, ttl_seconds: float = 3600.0) -> None:
         self.table_name = table_name
@@ -39,22 +41,50 @@ class DynamoDBEventLog:
             )
         seq = int(counter["Attributes"]["seq"]["N"])
         event_id = EventId.new(stream_id, seq).format()
+        try:
+            await self._write(session_id, stream_id, seq, event_id, message, expires)
+        except ConflictError:  # a retry after a lost answer meets its own write: the id (with its nonce) says
+            if await self.get(session_id, event_id) is None:
+                raise
+        return StoredEvent(stream_id, seq, event_id, message)
+
+    async def put(
+        self,
+        session_id: str,
+        stream_id: str,
+        seq: int,
+        message: dict[str, object] | None,
+        *,
+        expires_at: float | None = None,
+    ) -> bool:
+        expires = {"N": str(int(expires_at if expires_at is not None else time.time() + self._ttl))}
+        try:  # whoever wrote the position (an earlier run, or this write before its answer was lost), it is done
+            await self._write(session_id, stream_id, seq, EventId.new(stream_id, seq).format(), message, expires)
+        except ConflictError:
+            return False
+        return True
+
+    async def _write(
+        self,
+        session_id: str,
+        stream_id: str,
+        seq: int,
+        event_id: str,
+        message: dict[str, object] | None,
+        expires: dict[str, str],
+    ) -> None:
+        """Write the event at `seq` unless the position is taken (`ConflictError`)."""
         item = {
-            keys.PK: pk,
+            keys.PK: {"S": keys.session_pk(session_id)},
             keys.SK: {"S": keys.event_sk(stream_id, seq)},
             "event_id": {"S": event_id},
             "message": {"S": json.dumps(message)},
             keys.EXPIRES_AT: expires,
         }
-        try:
-            with translated(ConflictError, f"event {event_id} exists"):
-                await self._client.call(
-                    "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
-                )
-        except ConflictError:  # a retry after a lost answer meets its own write: the id (with its nonce) says
-            if await self.get(session_id, event_id) is None:
-                raise
-        return StoredEvent(stream_id, seq, event_id, message)
+        with translated(ConflictError, f"event {event_id} exists"):
+            await self._client.call(
+                "put_item", TableName=self.table_name, Item=item, ConditionExpression="attribute_not_exists(sk)"
+            )
 
     async def after(self, session_id: str, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         position = parse_event_id(event_id)

@@ -52,7 +52,7 @@ class DynamoDBTaskStore:
 
     @staticmethod
     def _record(item: dict[str, Any], attribute: str = "body") -> TaskRecord:
-        return TaskRecord(**json.loads(item[attribute]["S"]))
+        return TaskRecord.from_stored(json.loads(item[attribute]["S"]))
 
     async def create(self, record: TaskRecord) -> None:
         with translated(ConflictError, f"task {record.task_id} exists"):
@@ -86,6 +86,60 @@ class DynamoDBTaskStore:
                 ExpressionAttributeValues={":version": {"N": str(record.version)}, **_FINAL_VALUES},
             )
         return saved
+
+    async def void(self, record: TaskRecord) -> TaskRecord:
+        """One conditional PutItem: over no item (a tombstone a late create meets), or one still at version 0."""
+        if record.version != 0:
+            raise ConflictError(f"task {record.task_id} moved on")
+        saved = dataclasses.replace(record, version=1)
+        with translated(ConflictError, f"task {record.task_id} moved on"):
+            await self._client.call(
+                "put_item",
+                TableName=self.table_name,
+                Item=self._item(saved),
+                ConditionExpression="attribute_not_exists(pk) OR #version = :created",
+                ExpressionAttributeNames={"#version": "version"},
+                ExpressionAttributeValues={":created": {"N": "0"}},
+            )
+        return saved
+
+    def _retry_key(self, key: str) -> dict[str, Any]:
+        return {keys.PK: {"S": keys.retry_key_pk(key)}, keys.SK: {"S": keys.RETRY_KEY_SK}}
+
+    async def bind_retry_key(
+        self, key: str, task_id: str, now: float, expires_at: float, *, replacing: str | None = None
+    ) -> None:
+        """A small item (about 100 bytes, 1 write unit) that TTL deletes after the window."""
+        if replacing is None:
+            condition = "attribute_not_exists(pk) OR #expires_at <= :now"
+            names, values = {"#expires_at": keys.EXPIRES_AT}, {":now": {"N": str(int(now))}}
+        else:
+            condition = "#task_id = :replacing"
+            names, values = {"#task_id": "task_id"}, {":replacing": {"S": replacing}}
+        with translated(ConflictError, f"retry key {key} is bound"):
+            await self._client.call(
+                "put_item",
+                TableName=self.table_name,
+                Item={
+                    **self._retry_key(key),
+                    "task_id": {"S": task_id},
+                    keys.EXPIRES_AT: {"N": str(int(expires_at))},
+                },
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+
+    async def retry_key_task(self, key: str, now: float) -> str | None:
+        with translated():
+            item = (
+                await self._client.call(
+                    "get_item", TableName=self.table_name, Key=self._retry_key(key), ConsistentRead=True
+                )
+            ).get("Item")
+        if item is None or float(item[keys.EXPIRES_AT]["N"]) <= now:
+            return None
+        return str(item["task_id"]["S"])
 
     async def list_owned(
         self, owner: str, now: float, cursor: str | None = None, limit: int = 50
