@@ -22,22 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from botocore.retries.standard import ExponentialBackoff
 
-from lambda_mcp.config import Settings
-from lambda_mcp.kit import build_kit
 from lambda_mcp.storage.records import TaskRecord
 from lambda_mcp.tasks.execution import Executor
 from lambda_mcp.tasks.runtime import TaskRuntime
 from tests.support import fault_app
 from tests.support.client import MCPTestClient
-from tests.support.fault_proxy import FaultProxy
 from tests.support.issuer import LocalIssuer
 from tests.support.polling import after, until
 from tests.support.processes import free_port
-from tests.support.task_stack import WorkerStack, fresh_aws
+from tests.support.task_stack import ProxiedStack, proxied_stack
 
 pytestmark = pytest.mark.anyio
 ATTEMPTS = 6
@@ -56,50 +51,26 @@ TASK_READ = '"sk": {"S": "TASK"}'
 
 
 @dataclass
-class Stack(WorkerStack):
-    ddb: FaultProxy
-    sqs_proxy: FaultProxy
-    table: str
-
-    def items(self, prefix: str) -> list[dict[str, Any]]:
-        """Every item whose key starts with `prefix` (a Scan: only tests do this)."""
-        items = boto3.client("dynamodb").scan(TableName=self.table)["Items"]
-        return [i for i in items if i["pk"]["S"].startswith(prefix)]
-
+class Stack(ProxiedStack):
     def tasks(self) -> list[dict[str, Any]]:
         return [i for i in self.items("TASK#") if i["sk"]["S"] == "TASK"]
-
-    def drained(self) -> bool:
-        return self.queued(self.queue_url) == 0
 
 
 @pytest.fixture
 def stack(
     dynamodb_local_url: str, moto_server_url: str, issuer: LocalIssuer, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Stack]:
-    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.002)
-    with fresh_aws("ambiguity", monkeypatch, dynamodb_local_url, moto_server_url) as (table, sqs, queues):
-        ddb, sqs_proxy = FaultProxy(dynamodb_local_url), FaultProxy(moto_server_url)
-        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.url)  # the kit's own clients go through the proxies
-        monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs_proxy.url)
-        settings = Settings(
-            table_name=table,
-            task_queue_url=queues.url,
-            task_dead_letter_arn=queues.dead_letter_arn,
-            state_key=b"k" * 32,
-            task_worker_timeout_seconds=1,
-            task_sweep_seconds=1,
-            auth="jwt",
-            auth_issuer=issuer.url,
-        )
-        kit = build_kit(fault_app.app, settings, streaming=False, local=True)
-        assert kit.task_runtime is not None
-        runtime = kit.task_runtime
-        yield Stack(
-            kit, runtime, sqs, queues.url, queues.dead_letter_url, queues.dead_letter_arn, ddb, sqs_proxy, table
-        )
-        ddb.stop()
-        sqs_proxy.stop()
+    with proxied_stack(
+        "ambiguity",
+        monkeypatch,
+        dynamodb_local_url,
+        moto_server_url,
+        fault_app.app,
+        Stack,
+        auth="jwt",
+        auth_issuer=issuer.url,
+    ) as stack:
+        yield stack
 
 
 @pytest.fixture

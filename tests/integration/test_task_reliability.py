@@ -15,22 +15,16 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-import boto3
 import pytest
-from botocore.retries.standard import ExponentialBackoff
 
-from lambda_mcp.config import Settings
-from lambda_mcp.kit import build_kit
 from lambda_mcp.protocol.ids import TaskInputId
 from lambda_mcp.storage.records import TaskRecord
 from lambda_mcp.tasks.runtime import TaskRuntime
 from tests.support import fault_app
 from tests.support.client import MCPTestClient
-from tests.support.fault_proxy import FaultProxy
 from tests.support.polling import after, until
-from tests.support.task_stack import WorkerStack, fresh_aws
+from tests.support.task_stack import ProxiedStack, proxied_stack
 
 pytestmark = pytest.mark.anyio
 ATTEMPTS = 6
@@ -40,11 +34,7 @@ TASKS = {"io.modelcontextprotocol/clientCapabilities": CAPABILITIES}
 
 
 @dataclass
-class Stack(WorkerStack):
-    ddb: FaultProxy
-    sqs_proxy: FaultProxy
-    table: str
-
+class Stack(ProxiedStack):
     async def status(self, task_id: str, status: str) -> TaskRecord:
         async def reached() -> TaskRecord | None:
             record = await self.record(task_id)
@@ -52,40 +42,14 @@ class Stack(WorkerStack):
 
         return await until(reached, what=f"task {task_id} to be {status}")
 
-    def drained(self) -> bool:
-        """Every task message received and deleted (the worker's invocations for them returned)."""
-        return self.queued(self.queue_url) == 0
-
-    def items(self, prefix: str) -> list[dict[str, Any]]:
-        """Every item whose key starts with `prefix` (a Scan: only tests do this)."""
-        items = boto3.client("dynamodb").scan(TableName=self.table)["Items"]
-        return [i for i in items if i["pk"]["S"].startswith(prefix)]
-
 
 @pytest.fixture
 def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.002)
-    with fresh_aws("reliability", monkeypatch, dynamodb_local_url, moto_server_url) as (table, sqs, queues):
-        ddb, sqs_proxy = FaultProxy(dynamodb_local_url), FaultProxy(moto_server_url)
-        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.url)  # the kit's own clients go through the proxies
-        monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs_proxy.url)
-        settings = Settings(
-            table_name=table,
-            task_queue_url=queues.url,
-            task_dead_letter_arn=queues.dead_letter_arn,
-            state_key=b"k" * 32,
-            task_worker_timeout_seconds=1,
-            task_sweep_seconds=1,
-            session_ttl_seconds=120,  # a session (and its events) outlived by its tasks
-        )
-        kit = build_kit(fault_app.app, settings, streaming=False, local=True)
-        assert kit.task_runtime is not None
-        runtime = kit.task_runtime
-        yield Stack(
-            kit, runtime, sqs, queues.url, queues.dead_letter_url, queues.dead_letter_arn, ddb, sqs_proxy, table
-        )
-        ddb.stop()
-        sqs_proxy.stop()
+    # a session (and its events) outlived by its tasks
+    with proxied_stack(
+        "reliability", monkeypatch, dynamodb_local_url, moto_server_url, fault_app.app, Stack, session_ttl_seconds=120
+    ) as stack:
+        yield stack
 
 
 @pytest.fixture

@@ -21,18 +21,14 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.retries.standard import ExponentialBackoff
 
 from lambda_mcp import Context, MCPApp
-from lambda_mcp.config import Settings
-from lambda_mcp.kit import build_kit
 from lambda_mcp.observe.invocation import invocation
 from lambda_mcp.protocol.ids import TaskInputId
 from lambda_mcp.storage.records import TaskRecord
 from tests.support.client import MCPTestClient
-from tests.support.fault_proxy import FaultProxy
 from tests.support.polling import until
-from tests.support.task_stack import WorkerStack, fresh_aws
+from tests.support.task_stack import ProxiedStack, proxied_stack
 
 pytestmark = pytest.mark.anyio
 ATTEMPTS = 6
@@ -54,10 +50,7 @@ async def stepped(ctx: Context, label: str) -> str:
 
 
 @dataclass
-class Stack(WorkerStack):
-    ddb: FaultProxy
-    table: str
-
+class Stack(ProxiedStack):
     def event_items(self, task_id: str) -> list[dict[str, Any]]:
         """The task's events in the table (a Scan: only tests do this)."""
         items = boto3.client("dynamodb").scan(TableName=self.table)["Items"]
@@ -72,23 +65,10 @@ class Stack(WorkerStack):
 
 @pytest.fixture
 def stack(dynamodb_local_url: str, moto_server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
-    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.002)
-    with fresh_aws("sweepfaults", monkeypatch, dynamodb_local_url, moto_server_url) as (table, sqs, queues):
-        ddb = FaultProxy(dynamodb_local_url)
-        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", ddb.url)  # the kit's own client goes through the proxy
-        settings = Settings(
-            table_name=table,
-            task_queue_url=queues.url,
-            task_dead_letter_arn=queues.dead_letter_arn,
-            state_key=b"k" * 32,
-            task_worker_timeout_seconds=1,
-            task_sweep_seconds=1,
-            session_ttl_seconds=120,
-        )
-        kit = build_kit(app, settings, streaming=False, local=True)
-        assert kit.task_runtime is not None
-        yield Stack(kit, kit.task_runtime, sqs, queues.url, queues.dead_letter_url, queues.dead_letter_arn, ddb, table)
-        ddb.stop()
+    with proxied_stack(
+        "sweepfaults", monkeypatch, dynamodb_local_url, moto_server_url, app, Stack, session_ttl_seconds=120
+    ) as stack:
+        yield stack
 
 
 @pytest.fixture
