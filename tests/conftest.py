@@ -26,6 +26,8 @@ SLOW_MODULES = {
     "test_auth_lambda",
     "test_cli",
     "test_remote_cli",
+    "test_remote_commands",
+    "test_remote_login",
     "test_changes_across_instances",
     "test_cold_start",
     "test_lifespan",

@@ -246,6 +246,7 @@ class Settings:
         if settings.auth == "proxy":  # the facade is the issuer clients see (the upstream: AUTH_UPSTREAM_ISSUER)
             settings = replace(settings, auth_issuer=facade_issuer(settings))
         settings.check()
+        refuse_dev_sign_in(settings, env.env)
         return settings
 
     @property
@@ -254,42 +255,51 @@ class Settings:
         return self.auth_audience or self.resource_url
 
     def check(self) -> None:
-        """Raise `ConfigError` for combinations that cannot work (checked once, at start-up)."""
+        """Raise `ConfigError` for combinations that cannot work (checked once, at start-up): every missing
+        setting of the auth mode in one message."""
+        if self.auth in ("jwt", "proxy"):
+            require_auth_packages(self.auth)
+        problems = self._proxy_problems() if self.auth == "proxy" else []
         if self.auth == "jwt" and not self.auth_issuer:
-            raise ConfigError(f"{PREFIX}AUTH=jwt needs {PREFIX}AUTH_ISSUER (the authorization server's issuer URL)")
-        if self.auth == "proxy":
-            self._check_proxy()
+            problems.append(f"{PREFIX}AUTH=jwt needs {PREFIX}AUTH_ISSUER (the authorization server's issuer URL)")
         for name, url in (
-            ("AUTH_ISSUER", self.auth_issuer),
+            ("AUTH_ISSUER", None if self.auth == "proxy" else self.auth_issuer),
             ("AUTH_UPSTREAM_ISSUER", self.auth_upstream_issuer),
             ("AUTH_JWKS_URL", self.auth_jwks_url),
             ("RESOURCE_URL", self.resource_url),
         ):
             if url is not None and not secure_url(url):
-                raise ConfigError(f"{PREFIX}{name} must be an https:// URL (http:// only on loopback), not {url!r}")
+                problems.append(f"{PREFIX}{name} must be an https:// URL (http:// only on loopback), not {url!r}")
+        if problems:
+            raise ConfigError("; ".join(problems))
 
-    def _check_proxy(self) -> None:
-        needs = f"{PREFIX}AUTH=proxy needs {PREFIX}"
+    def _proxy_problems(self) -> list[str]:
+        """What keeps the facade from starting: every setting it lacks (named together, in one message),
+        then each value it cannot use."""
+        missing = []
         resource = self.proxy_resource
         if not resource or urlsplit(resource).scheme not in ("http", "https"):
-            raise ConfigError(needs + "AUTH_AUDIENCE: the MCP endpoint's URL (https://mcp.example.com/mcp)")
-        if not secure_url(resource):
-            raise ConfigError(
-                f"{PREFIX}AUTH_AUDIENCE must be an https:// URL (http:// only on loopback), not {resource!r}"
-            )
+            missing.append(f"{PREFIX}AUTH_AUDIENCE (the MCP endpoint's URL, https://mcp.example.com/mcp)")
         if not self.auth_upstream_issuer:
-            raise ConfigError(needs + "AUTH_UPSTREAM_ISSUER: the OpenID provider users sign in with")
+            missing.append(f"{PREFIX}AUTH_UPSTREAM_ISSUER (the OpenID provider users sign in with)")
         if not self.auth_upstream_client_id:
-            raise ConfigError(needs + "AUTH_UPSTREAM_CLIENT_ID: the facade's client registered at the upstream")
-        if self.auth_upstream_client_secret and self.auth_upstream_client_secret_arn:
-            raise ConfigError(
-                f"set {PREFIX}AUTH_UPSTREAM_CLIENT_SECRET or {PREFIX}AUTH_UPSTREAM_CLIENT_SECRET_ARN, not both"
-            )
+            missing.append(f"{PREFIX}AUTH_UPSTREAM_CLIENT_ID (the facade's client registered at the upstream)")
         if bool(self.auth_signing_key) == bool(self.auth_signing_key_id):
-            raise ConfigError(
-                needs + "one of AUTH_SIGNING_KEY_ID (a KMS ECC_NIST_P256 signing key) or AUTH_SIGNING_KEY"
-                " (a PEM EC P-256 private key, for local work; `lambda-mcp dev` generates one)"
+            missing.append(
+                f"exactly one of {PREFIX}AUTH_SIGNING_KEY_ID (a KMS ECC_NIST_P256 signing key) or"
+                f" {PREFIX}AUTH_SIGNING_KEY (a PEM EC P-256 private key, for local work)"
             )
+        locally = "locally, `lambda-mcp dev` derives the audience and a signing key, and signs users in itself"
+        needs = f"{PREFIX}AUTH=proxy needs {', '.join(missing)}; {locally} when no AUTH_UPSTREAM_* setting is given"
+        problems = [needs] if missing else []
+        audience, secret = self.auth_audience, f"{PREFIX}AUTH_UPSTREAM_CLIENT_SECRET"
+        if audience and urlsplit(audience).scheme in ("http", "https") and not secure_url(audience):
+            problems.append(
+                f"{PREFIX}AUTH_AUDIENCE must be an https:// URL (http:// only on loopback), not {audience!r}"
+            )
+        if self.auth_upstream_client_secret and self.auth_upstream_client_secret_arn:
+            problems.append(f"set {secret} or {secret}_ARN, not both")
+        return problems
 
 
 def facade_issuer(settings: Settings) -> str:
@@ -319,7 +329,55 @@ def _auth_mode(raw: str | None, default: AuthMode | None) -> AuthMode:
     for mode in AUTH_MODES:
         if raw.lower() == mode:
             return mode
+    template = TEMPLATE_MODES.get(raw.lower())
+    if template is not None:
+        raise ConfigError(f"{PREFIX}AUTH={raw} is the template's AuthMode, not a setting: {template}")
     raise ConfigError(f"{PREFIX}AUTH must be one of {', '.join(AUTH_MODES)}, not {raw!r}")
+
+
+TEMPLATE_MODES = {
+    "cognito": f"AuthMode=cognito runs the authorization facade ({PREFIX}AUTH=proxy) in front of the stack's user"
+    f" pool; locally use {PREFIX}AUTH=proxy (`lambda-mcp dev` then signs users in itself)",
+    "cognito-direct": f"AuthMode=cognito-direct is {PREFIX}AUTH=jwt with the user pool as {PREFIX}AUTH_ISSUER;"
+    f" locally use {PREFIX}AUTH=jwt, or proxy (`lambda-mcp dev` then signs users in itself)",
+    "iam": f"AuthMode=iam is {PREFIX}AUTH=gateway (the front door checks the IAM signature); locally use"
+    " `lambda-mcp dev --lambda --iam-caller ARN`",
+}
+"""The template's `AuthMode` values that are no `LAMBDA_MCP_AUTH` value, and what they are."""
+
+
+def require_auth_packages(mode: str) -> None:
+    """Raise `ConfigError` naming the extra to install when auth `mode` (jwt, proxy) lacks PyJWT or
+    cryptography: at start-up, not as a 500 on the first request. Looked up, not imported."""
+    from importlib.util import find_spec
+
+    missing = []
+    for name, package in (("jwt", "PyJWT"), ("cryptography", "cryptography")):
+        try:
+            found = find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        missing += [] if found else [package]
+    if missing:
+        are = "is" if len(missing) == 1 else "are"
+        install = "pip install 'lambda-mcp[auth]'"
+        raise ConfigError(f"{PREFIX}AUTH={mode} needs {' and '.join(missing)}, which {are} not installed: {install}")
+
+
+DEV_SIGN_IN_PATH = "/_dev/idp"
+"""Where `lambda-mcp dev` serves its development sign-in (local/idp.py), on its own port."""
+
+
+def refuse_dev_sign_in(settings: Settings, environ: Mapping[str, str]) -> None:
+    """In Lambda (which sets `AWS_LAMBDA_FUNCTION_NAME`; `lambda-mcp dev` never does), an upstream issuer
+    naming `lambda-mcp dev`'s development sign-in, which accepts any username, is refused."""
+    issuer = (settings.auth_upstream_issuer or "").rstrip("/")
+    lambda_env = environ.get("AWS_LAMBDA_FUNCTION_NAME") or environ.get("AWS_LAMBDA_RUNTIME_API")
+    if settings.auth == "proxy" and issuer.endswith(DEV_SIGN_IN_PATH) and lambda_env:
+        raise ConfigError(
+            f"{PREFIX}AUTH_UPSTREAM_ISSUER names lambda-mcp dev's development sign-in ({issuer}), which never runs"
+            " in Lambda: name your OpenID provider"
+        )
 
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})

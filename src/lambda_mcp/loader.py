@@ -9,28 +9,20 @@ from pathlib import Path
 from types import ModuleType
 
 from .server.app import MCPApp
+from .server.errors import DeclarationError
 
 
 class AppLoadError(Exception):
-    pass
+    """The target names no app the kit can load, or the app declares something the kit cannot serve: the
+    message is one line saying what to change (`lambda-mcp` prints it as that line)."""
 
 
 def load_app(target: str) -> MCPApp:
     location, _, attribute = target.partition(":")
-    if location.endswith(".py") or "/" in location:
-        path = Path(location).resolve()
-        if not path.is_file():
-            raise AppLoadError(f"no such file: {location} (give path/to/file.py[:app] or module[:app])")
-        name = f"_lambda_mcp_user_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise AppLoadError(f"cannot import {location}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        sys.path.insert(0, str(path.parent))
-        spec.loader.exec_module(module)
-    else:
-        module = _import_module(location)
+    try:
+        module = _import_file(location) if location.endswith(".py") or "/" in location else _import_module(location)
+    except DeclarationError as exc:  # `file:line: tool 'x': ...`: the place and the fix, nothing of the kit's
+        raise AppLoadError(str(exc)) from exc
     if attribute:
         if not hasattr(module, attribute):
             raise AppLoadError(f"{location} has no attribute {attribute!r}: name the MCPApp as {location}:NAME")
@@ -46,6 +38,21 @@ def load_app(target: str) -> MCPApp:
         found_type = type(app).__name__
         raise AppLoadError(f"{target} is not an MCPApp (its type is {found_type}): name the MCPApp as {location}:NAME")
     return app
+
+
+def _import_file(location: str) -> ModuleType:
+    path = Path(location).resolve()
+    if not path.is_file():
+        raise AppLoadError(f"no such file: {location} (give path/to/file.py[:app] or module[:app])")
+    name = f"_lambda_mcp_user_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise AppLoadError(f"cannot import {location}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    spec.loader.exec_module(module)
+    return module
 
 
 def _import_module(location: str) -> ModuleType:

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .config import ConfigError, _Reader
@@ -44,6 +44,19 @@ def behind_adapter(environ: Mapping[str, str]) -> bool:
     if not _Reader(environ).flag("BEHIND_ADAPTER", True):
         return False
     return bool(environ.get("AWS_LAMBDA_RUNTIME_API")) and bool(environ.get("AWS_LAMBDA_EXEC_WRAPPER"))
+
+
+def own_hosts(host: str, port: int) -> tuple[str, ...]:
+    """The Host headers naming the address `serve` listens on outside Lambda: a loopback address with its
+    port (and `localhost`), or, when it listens on all interfaces, that address (its banner's URL) and
+    every loopback name, with the port."""
+    address = host.strip("[]")
+    loopback = {"127.0.0.1": "127.0.0.1", "localhost": "localhost", "::1": "[::1]"}
+    if address in ("0.0.0.0", "::"):
+        return tuple(f"{name}:{port}" for name in (*loopback.values(), "[::]" if address == "::" else address))
+    if address in loopback or address.startswith("127."):
+        return tuple(dict.fromkeys([f"{loopback.get(address, address)}:{port}", f"localhost:{port}"]))
+    return ()
 
 
 def listen_address(host: str | None, port: int | None, environ: Mapping[str, str]) -> tuple[str, int]:
@@ -138,7 +151,7 @@ def serve(
     from .config import Settings, require_auth_choice
     from .kit import build_kit
     from .loader import load_app
-    from .local.dev import listen
+    from .local.dev import listen, logged
 
     env = os.environ if environ is None else environ
     require_auth_choice(env)
@@ -147,10 +160,14 @@ def serve(
     function_timeout = _Reader(env).number("FUNCTION_TIMEOUT", 0, minimum=1) if timeout else None
     host, port = listen_address(host, port, env)
     trusted = behind_adapter(env)
+    if not trusted:  # its own address is its banner's URL: a Host header to allow (behind LWA: the API's domain)
+        settings = replace(settings, allowed_hosts=(*own_hosts(host, port), *settings.allowed_hosts))
     kit = build_kit(load_app(target), settings, streaming=True)
     kit.access.guard  # noqa: B018 (build the auth guard now: a bad setting fails the start, not a request)
     readiness = env.get("AWS_LWA_READINESS_CHECK_PATH") or HEALTH
-    app = FromAdapter(kit.asgi(), trusted=trusted, function_timeout=function_timeout, readiness=readiness)
+    app: ASGIApp = FromAdapter(kit.asgi(), trusted=trusted, function_timeout=function_timeout, readiness=readiness)
+    if not trusted:  # a terminal, not CloudWatch: one readable line per request, as `lambda-mcp dev` prints
+        app = logged(app)
     sock = listen(host, port)
     mode = env.get("AWS_LWA_INVOKE_MODE", "")
     if trusted and mode.lower() != "response_stream":
@@ -158,7 +175,7 @@ def serve(
             f"lambda-mcp serve: AWS_LWA_INVOKE_MODE is {mode or 'unset'}: LWA buffers every response", file=sys.stderr
         )
     state = f"DynamoDB table {settings.table_name}" if settings.table_name else "in-memory state"
-    where = "behind the Lambda Web Adapter" if trusted else "not behind the Lambda Web Adapter"
+    where = "behind the Lambda Web Adapter" if trusted else "not behind the Lambda Web Adapter, logging requests"
     print(
         f"lambda-mcp serve: {kit.app.name} on http://{host}:{port}/mcp ({state}, auth {settings.auth}, {where})",
         file=sys.stderr,

@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import subprocess
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,9 @@ EM_AARCH64 = 183
 BUILDS = ROOT / "src/lambda_mcp/scaffold/project/builds"
 LOCK = BUILDS / "deps/requirements.lock"
 WHEELS = ROOT / ".cache/layer-wheels"
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+WHEEL = f"lambda_mcp-{VERSION}-py3-none-any.whl"
+"""The kit's wheel, as `python -m build` names it."""
 FAKE_AWS = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -31,6 +36,25 @@ def clean_env(env: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in env.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(ROOT)))
     return {**env, **FAKE_AWS, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "SAM_CLI_TELEMETRY": "0"}
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The kit as a user meets it: built by `python -m build` and installed from its wheel into a clean venv
+    (the `installed` fixture of conftest.py)."""
+
+    root: Path
+    """The test's scratch directory: the wheel, the venvs and the projects are all in it."""
+    wheel: Path
+    venv: Path
+    """The clean venv the wheel is installed in."""
+    env: dict[str, str]
+    """No PYTHONPATH, no active venv, no checkout on PATH: nothing of the checkout can be imported."""
+
+    def run(self, args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(args, cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, f"{args}: {done.stdout[-4000:]}{done.stderr[-4000:]}"
+        return done
 
 
 def elf_machine(path: Path) -> int:

@@ -14,7 +14,7 @@ from tests.support.processes import ROOT
 DEPS = ROOT / "src/lambda_mcp/scaffold/project/builds/deps"
 RUNTIME_EXTRAS = ("auth", "aws", "tracing")  # what runs in Lambda; `local`, `aws-local` and `dev` do not
 PROVIDED_BY_THE_RUNTIME = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
-CLI_ONLY = {"uvicorn", "httpx"}  # dependencies of `lambda-mcp dev` / `call` only: never in a layer
+CLI_ONLY = {"uvicorn", "httpx", "pyyaml"}  # of `lambda-mcp dev`, `call`, `check` only: never in a layer
 LOCK_FLAGS = "--generate-hashes --python-version 3.13 --python-platform aarch64-manylinux2014 --only-binary :all:"
 
 

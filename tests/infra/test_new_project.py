@@ -8,11 +8,13 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 import lambda_mcp
+from lambda_mcp.check import load_template
 from lambda_mcp.loader import load_app
 from lambda_mcp.scaffold import ScaffoldError, create_project, project_template
 from tests.infra.builds import run_sam, sam_routes
@@ -73,6 +75,25 @@ def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
     assert f"lambda-mcp=={lambda_mcp.__version__}\n" in (demo / "requirements-dev.txt").read_text()
     for path in (p for p in demo.rglob("*") if p.is_file() and p.suffix != ".whl"):
         assert str(ROOT) not in path.read_text(), path  # no path of this machine: the project builds anywhere
+
+
+def test_the_project_asks_for_authmode_first_and_lists_every_mode(demo: Path) -> None:
+    """`sam deploy --guided` asks in the template's order: AuthMode (no default) first, then the front door and
+    the transport; the project's README and samconfig.toml name every mode the template allows."""
+    for template in (ROOT / "template.yaml", demo / "template.yaml"):
+        parameters = load_template(template)["Parameters"]
+        assert list(parameters)[:3] == ["AuthMode", "ApiType", "Transport"], template
+        assert "Default" not in parameters["AuthMode"]
+    modes = load_template(demo / "template.yaml")["Parameters"]["AuthMode"]["AllowedValues"]
+    assert len(modes) == 6
+    readme = (demo / "README.md").read_text()
+    for samconfig in (ROOT / "samconfig.toml", demo / "samconfig.toml"):
+        comment = samconfig.read_text()
+        assert "AuthMode=" not in tomllib.loads(comment)["default"]["deploy"]["parameters"]["parameter_overrides"]
+        for mode in modes:
+            assert re.search(rf"^#\s+{re.escape(mode)}\s+\S", comment, re.MULTILINE), (samconfig, mode)
+    for mode in modes:
+        assert re.search(rf"^\| `{re.escape(mode)}` \|", readme, re.MULTILINE), mode
 
 
 def test_the_project_points_only_at_files_it_has_or_at_the_kit_by_name(demo: Path) -> None:

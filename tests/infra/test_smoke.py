@@ -1,23 +1,30 @@
-"""infra/smoke.py, the post-deploy check, run against `lambda-mcp dev` on 127.0.0.1: through the real Lambda handler
-(buffered, as Transport=buffered deploys it) and on the streaming server (as Transport=streaming serves it)."""
+"""`lambda-mcp smoke`, the post-deploy check (in the wheel; infra/smoke.py runs the same code), run against
+`lambda-mcp dev` on 127.0.0.1: through the real Lambda handler (buffered, as Transport=buffered deploys it) and
+on the streaming server (as Transport=streaming serves it); and against `lambda-mcp serve` outside Lambda, at
+its own banner URL."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.processes import ROOT, free_port, lambda_mcp_dev
+import pytest
+
+from tests.support.processes import ROOT, ServerProcess, free_port, lambda_mcp_dev
+
+LAMBDA_MCP = str(Path(sys.executable).with_name("lambda-mcp"))
 
 # A tool that reports progress at once, then works 1.5 s (tests/apps/streamed.py): streamed, the progress event
 # arrives about 1.5 s before the result; buffered, with it.
 SLOW_PROGRESS = ["--stream-tool", "progress_then_work", "--stream-arguments", '{"seconds": 1.5}', "--min-lead", "1"]
 
 
-def _smoke(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "infra/smoke.py"), url, *extra], capture_output=True, text=True, timeout=60
-    )
+def _smoke(url: str, *extra: str, script: bool = False) -> subprocess.CompletedProcess[str]:
+    """`lambda-mcp smoke URL ...` (`script`: `python infra/smoke.py URL ...`, as written before it shipped)."""
+    command = [sys.executable, str(ROOT / "infra/smoke.py")] if script else [LAMBDA_MCP, "smoke"]
+    return subprocess.run([*command, url, *extra], capture_output=True, text=True, timeout=60)
 
 
 def test_the_smoke_test_passes_on_both_eras_through_the_lambda_handler(tmp_path: Path) -> None:
@@ -55,5 +62,21 @@ def test_the_streaming_check_times_the_first_progress_event_on_the_streaming_ser
 
 
 def test_the_smoke_test_fails_when_nothing_answers() -> None:
-    done = _smoke(f"http://127.0.0.1:{free_port()}/mcp")
-    assert done.returncode == 1 and done.stdout.startswith("FAIL")
+    for script in (False, True):
+        done = _smoke(f"http://127.0.0.1:{free_port()}/mcp", script=script)
+        assert done.returncode == 1 and done.stdout.startswith("FAIL")
+
+
+def test_the_smoke_test_passes_against_serve_at_its_own_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lambda-mcp serve` outside Lambda, with no LAMBDA_MCP_ALLOWED_HOSTS: the URL it prints is the one to use."""
+    for name in [n for n in os.environ if n.startswith(("LAMBDA_MCP_", "AWS_LAMBDA_", "AWS_LWA_"))]:
+        monkeypatch.delenv(name)
+    port = free_port()
+    args = [LAMBDA_MCP, "serve", "tests/apps/streamed.py", "--port", str(port)]
+    server = ServerProcess(args, port, {"LAMBDA_MCP_AUTH": "none"}, log=tmp_path / "serve.log")
+    try:
+        done = _smoke(server.url, "--stream", *SLOW_PROGRESS, script=True)
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"http://127.0.0.1:{port}/mcp" in server.log_text()  # the banner's URL, the one smoke-tested

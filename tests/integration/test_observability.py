@@ -107,7 +107,9 @@ def test_a_refused_request_logs_its_json_rpc_error(tmp_path: Path) -> None:
 def test_the_workers_line_for_a_task_carries_the_correlation_id_of_the_request_that_queued_it(
     tmp_path: Path,
 ) -> None:
-    server = lambda_mcp_dev("tests/apps/observed.py", through_lambda=True, log=tmp_path / "server.log")
+    server = lambda_mcp_dev(  # --json-logs: the request's JSON line, as CloudWatch gets it (not the readable one)
+        "tests/apps/observed.py", through_lambda=True, log=tmp_path / "server.log", extra_args=["--json-logs"]
+    )
     try:
         meta = {
             **META,

@@ -5,7 +5,8 @@ The upstream is npm `oidc-provider` (tests/support/oidc/upstream.mjs) on 127.0.0
 and one confidential client pre-registered for the facade. `sign_in` walks what a browser would: the
 facade's consent page (approve or deny), the upstream's login form (any login is accepted), and the
 redirects back through the facade's callback, with one cookie jar, until the redirect reaches the MCP
-client's redirect URI; it returns that redirect.
+client's redirect URI; it returns that redirect. `lambda-mcp dev`'s development sign-in (its login page has
+a single `username` field) is walked the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ _TXN = re.compile(r'<input[^>]*name="txn"[^>]*>', re.I)
 _VALUE = re.compile(r'value="([^"]*)"', re.I)
 _FORM = re.compile(r'<form[^>]*action="([^"]+)"', re.I)
 _PROMPT = re.compile(r'name="prompt" value="([a-z]+)"', re.I)
+_USERNAME = re.compile(r'<input[^>]*name="username"', re.I)
+_HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', re.I)
 
 
 @dataclass
@@ -133,6 +136,9 @@ def _submit(client: httpx.Client, page: httpx.Response, user: str, decision: str
         seen.consent_page = page.text
         answer = {"txn": html.unescape(value.group(1)), "decision": decision}
         return client.post(action, data={**answer, "confirm": "yes"} if decision == "approve" else answer)
+    if _USERNAME.search(page.text):  # `lambda-mcp dev`'s development sign-in: one username field
+        hidden = {name: html.unescape(value) for name, value in _HIDDEN.findall(page.text)}
+        return client.post(action, data={**hidden, "username": user})
     prompt = _PROMPT.search(page.text)
     assert prompt and prompt.group(1) == "login", f"unexpected upstream page at {page.url}: {page.text[:800]}"
     return client.post(action, data={"prompt": "login", "login": user, "password": "any"})

@@ -1,13 +1,17 @@
 """Declaring tools, resources and prompts as a new user does: the bare `@app.tool` and `@app.prompt` forms
-work, any misuse (or a signature the kit cannot serve) is a one-line `TypeError` at once, `ctx.scopes` is
-a frozenset under auth `none`, and scopes declared under auth `none` are warned about at start."""
+work, any misuse (or a signature the kit cannot serve) is a one-line `TypeError` at once that starts with
+the file and line of the declaration, `ctx.scopes` is a frozenset under auth `none`, and scopes declared
+under auth `none` are warned about at start."""
 
 from __future__ import annotations
 
 import datetime
+import inspect
 import logging
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -21,6 +25,8 @@ from lambda_mcp.testing import Client
 
 pytestmark = pytest.mark.anyio
 ERAS = ["2026-07-28", "2025-11-25"]
+HERE = os.path.relpath(__file__) if Path(__file__).resolve().is_relative_to(Path.cwd().resolve()) else __file__
+"""This file as a refusal names it (relative to the current directory when it is under it)."""
 
 
 class Widget:
@@ -122,12 +128,15 @@ def test_a_misused_decorator_is_a_type_error_saying_what_to_write(
     with pytest.raises(TypeError) as raised:
         misuse(app)
     assert advice in str(raised.value)
+    assert str(raised.value).startswith(f"{HERE}:")  # where the decorator was misused (its line in MISUSES)
     assert "\n" not in str(raised.value)
     assert not (app.tools or app.prompts or app.resources or app.templates)
 
 
 # -- signatures the kit cannot serve ---------------------------------------------------------------------
-def _refusal(declare: Callable[[], Any]) -> str:
+def _refusal(declare: Callable[[], Any], at: str) -> str:
+    """What is wrong, after checking the refusal is one line that starts with this file and the line of
+    `declare`'s source holding `at` (the parameter at fault, or the def)."""
     with pytest.raises(TypeError) as raised:
         declare()
     message = str(raised.value)
@@ -135,7 +144,11 @@ def _refusal(declare: Callable[[], Any]) -> str:
     assert not re.search(r"pydantic[._]|core_schema|errors\.pydantic\.dev", message)  # no internal module named
     error = raised.value
     assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)  # nothing chained
-    return message
+    lines, start = inspect.getsourcelines(declare)
+    line = start + next(index for index, text in enumerate(lines) if at in text)
+    place = f"{HERE}:{line}: "
+    assert message.startswith(place), (message, place)
+    return message.removeprefix(place)
 
 
 def test_a_parameter_type_without_json_schema_is_refused_naming_tool_parameter_and_type() -> None:
@@ -146,7 +159,7 @@ def test_a_parameter_type_without_json_schema_is_refused_naming_tool_parameter_a
         def paint(count: int, widget: Widget, note: str = "") -> str:
             return ""
 
-    message = _refusal(declare)
+    message = _refusal(declare, "widget: Widget")
     assert message.startswith("tool 'paint': parameter 'widget' has type Widget, which has no JSON Schema")
     assert "int, float, str, bool" in message  # what to use instead
     assert app.tools == {}
@@ -160,7 +173,7 @@ def test_the_unsupported_type_is_found_inside_a_generic_and_named_without_module
         def pile(ctx: Context, widgets: list[Widget]) -> str:
             return ""
 
-    message = _refusal(declare)
+    message = _refusal(declare, "widgets: list[Widget]")
     assert message.startswith("tool 'stack': parameter 'widgets' has type list[Widget],")
     assert __name__ not in message
 
@@ -173,7 +186,7 @@ def test_an_undefined_annotation_is_refused_naming_it() -> None:
         def find(what: Undefined) -> str:  # type: ignore[name-defined]  # noqa: F821 - the point of the test
             return ""
 
-    message = _refusal(declare)
+    message = _refusal(declare, "what: Undefined")
     assert message.startswith("tool 'find': parameter 'what' has type 'Undefined', which names something not defined")
 
 
@@ -193,8 +206,8 @@ def test_star_args_and_star_star_kwargs_are_refused(kind: str) -> None:
             def configure(first: str, **opts: int) -> str:
                 return ""
 
-    message = _refusal(declare)
     stars = "*names" if kind == "args" else "**opts"
+    message = _refusal(declare, f"{stars}: ")
     assert message.startswith(f"tool 'tag': parameter {stars} is not supported")
     assert app.tools == {}
 
@@ -233,7 +246,7 @@ def test_a_structured_return_type_without_json_schema_is_refused() -> None:
         def make() -> Widget:
             return Widget()
 
-    message = _refusal(declare)
+    message = _refusal(declare, "def make")
     assert message.startswith("tool 'make': its return type Widget has no JSON Schema")
 
 
@@ -250,8 +263,8 @@ def test_a_prompt_refuses_star_args_and_non_string_types() -> None:
         def summary(words: int) -> str:
             return ""
 
-    assert _refusal(variadic).startswith("prompt 'summary': parameter *topics is not supported")
-    message = _refusal(typed)
+    assert _refusal(variadic, "*topics").startswith("prompt 'summary': parameter *topics is not supported")
+    message = _refusal(typed, "words: int")
     assert message.startswith("prompt 'brief': parameter 'words' has type int, but prompt arguments arrive as strings")
     assert app.prompts == {}
 

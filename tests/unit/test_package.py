@@ -138,6 +138,8 @@ LAYERS = {
     "remote": 9,
     "serving": 10,
     "signout": 10,
+    "check": 10,
+    "smoke": 10,
     "cli": 11,
     "__main__": 12,
     "": 10,

@@ -67,7 +67,7 @@ class ModernInput:
                         {"requiredCapabilities": needed},
                     )
             raise InputRequired(missing)
-        return {key: _answer_of(self.answers[key]) for key in requests}
+        return {key: _answer_of(self.answers[key], requests[key]) for key in requests}
 
 
 _PRIMITIVE_TYPES = ("string", "number", "integer", "boolean")
@@ -100,7 +100,8 @@ def _require_declared(request: dict[str, Any], capabilities: dict[str, Any], ver
         raise ToolError(f"the client cannot be asked this: {gap}")
     needed = required_capability(request, capabilities)
     if needed is not None:
-        raise ToolError(f"the client did not declare the {next(iter(needed))!r} capability")
+        ((name, part),) = needed.items()  # `sampling.tools`, `elicitation.url`: the part the request needs
+        raise ToolError(f"the client did not declare the {'.'.join([name, *part][:2])!r} capability")
 
 
 class LegacyStreamingInput:
@@ -115,7 +116,11 @@ class LegacyStreamingInput:
         answers: dict[str, Any] = {}
         for key, request in requests.items():
             _require_declared(request, self._capabilities, self._version)
-            answers[key] = await self._server_request(request["method"], dict(request.get("params") or {}))
+            try:
+                answers[key] = await self._server_request(request["method"], dict(request.get("params") or {}))
+            except ClientError as refusal:
+                refusal.method = refusal.method or request["method"]
+                raise
         return answers
 
 
@@ -140,7 +145,7 @@ class LegacyBufferedInput:
         missing = tuple(key for key, answer in answers.items() if answer is None)
         if missing:
             raise self._round.suspend(missing)
-        return {key: _result_of(answer) for key, answer in answers.items() if answer is not None}
+        return {key: _result_of(answer, requests[key]) for key, answer in answers.items() if answer is not None}
 
 
 class NoInput:
@@ -153,17 +158,23 @@ class NoInput:
         )
 
 
-def _answer_of(answer: dict[str, Any]) -> dict[str, Any]:
+def _answer_of(answer: dict[str, Any], request: Mapping[str, Any]) -> dict[str, Any]:
     """A recorded task answer; `{"error": ...}` is a legacy client's error response (stored by `tasks/result`)."""
     if set(answer) == {"error"}:
-        return _result_of(answer)
+        return _result_of(answer, request)
     return answer
 
 
-def _result_of(response: dict[str, Any]) -> dict[str, Any]:
-    """The result of the client's JSON-RPC response; its error raises `ClientError` in the handler."""
+def _result_of(response: dict[str, Any], request: Mapping[str, Any]) -> dict[str, Any]:
+    """The result of the client's JSON-RPC response to `request`; its error raises `ClientError` in the
+    handler."""
     if "error" in response:
         error = response["error"] if isinstance(response["error"], dict) else {}
-        raise ClientError(int(error.get("code", 0)), str(error.get("message", "client error")))
+        method = request.get("method")
+        raise ClientError(
+            int(error.get("code", 0)),
+            str(error.get("message", "client error")),
+            method if isinstance(method, str) else None,
+        )
     result = response.get("result")
     return result if isinstance(result, dict) else {}

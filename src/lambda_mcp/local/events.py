@@ -64,11 +64,19 @@ def request_event(api: ApiType, message: dict[str, Any], version: str, session_i
     return http_api_event("POST", "/mcp", headers, body, DOMAINS[api])
 
 
-def tool_call(name: str, arguments: dict[str, Any], version: str, request_id: int = 1) -> dict[str, Any]:
-    """A `tools/call` request; on the modern wire with the `_meta` every request carries."""
+def tool_call(
+    name: str,
+    arguments: dict[str, Any],
+    version: str,
+    request_id: int = 1,
+    *,
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A `tools/call` request; on the modern wire with the `_meta` every request carries (the client's
+    `capabilities`: none unless given)."""
     params: dict[str, Any] = {"name": name, "arguments": arguments}
     if revisions.is_modern(version):
-        params["_meta"] = {META_VERSION: version, META_CAPABILITIES: {}}
+        params["_meta"] = {META_VERSION: version, META_CAPABILITIES: capabilities or {}}
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 

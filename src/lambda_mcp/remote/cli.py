@@ -1,27 +1,38 @@
-"""`lambda-mcp call URL TOOL` and `lambda-mcp list URL [KIND]`: parse the command line, open a session
-in the chosen era, print the result; every failure is one line on stderr and an exit status (0 done,
-1 an error result or a JSON-RPC error, 2 a usage, connection or HTTP failure)."""
+"""`lambda-mcp call URL TOOL [key=value ...]`, `lambda-mcp list URL [KIND]`, `lambda-mcp read URL URI` and
+`lambda-mcp prompt URL NAME [key=value ...]`: parse the command line, open a session in the chosen era
+(with `--login`, a token first: `login`), run the command (`commands`); every failure is one line on
+stderr and an exit status (0 done, 1 an error result or a JSON-RPC error, 2 a usage, connection or HTTP
+failure)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import traceback
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
+from ..protocol.names import LOG_LEVELS
 from ..protocol.revisions import LEGACY, MODERN
-from .failures import ERROR_RESULT, USAGE, RemoteFailure, one_line
+from .failures import USAGE, RemoteFailure, Unauthorized, one_line
 from .session import Session
 
 EXAMPLES = """examples:
   lambda-mcp list http://127.0.0.1:8000/mcp
+  lambda-mcp call http://127.0.0.1:8000/mcp search query=lambda limit=5
   lambda-mcp call http://127.0.0.1:8000/mcp add --arguments '{"a": 1, "b": 2}'
-  lambda-mcp call https://abc123.execute-api.eu-west-1.amazonaws.com/mcp whoami --sigv4
-  lambda-mcp list https://mcp.example.com/mcp prompts --bearer "$TOKEN" --protocol-version 2025-11-25
+  lambda-mcp read http://127.0.0.1:8000/mcp file:///notes/today.md
+  lambda-mcp prompt http://127.0.0.1:8000/mcp summarize topic=tides
+  lambda-mcp call https://abc123.execute-api.eu-west-1.amazonaws.com/v1/mcp whoami --sigv4
+  lambda-mcp list https://mcp.example.com/mcp prompts --login --protocol-version 2025-11-25
 """
+WHAT = {
+    "call": "Call a tool on",
+    "list": "List the tools, resources, resource templates or prompts of",
+    "read": "Read a resource of",
+    "prompt": "Get a prompt from",
+}
+COMMANDS = tuple(WHAT)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +42,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
-    what = "call a tool on" if command == "call" else "list the tools, resources or prompts of"
     parser = _Parser(
         prog=f"lambda-mcp {command}",
-        description=f"{what.capitalize()} any Streamable HTTP MCP endpoint, in either protocol era.",
+        description=f"{WHAT[command]} any Streamable HTTP MCP endpoint, in either protocol era.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -42,8 +52,16 @@ def _parser(command: str) -> argparse.ArgumentParser:
     if command == "call":
         parser.add_argument("tool", metavar="TOOL", help="the tool's name")
         parser.add_argument(
-            "--arguments", "-a", metavar="JSON", default="{}", help="the arguments, a JSON object (@FILE reads one)"
+            "params", nargs="*", metavar="KEY=VALUE", help="an argument, typed by the tool's input schema"
         )
+        parser.add_argument(
+            "--arguments", "-a", metavar="JSON", help="the arguments as a JSON object (@FILE reads one)"
+        )
+    elif command == "prompt":
+        parser.add_argument("name", metavar="NAME", help="the prompt's name")
+        parser.add_argument("params", nargs="*", metavar="KEY=VALUE", help="an argument of the prompt")
+    elif command == "read":
+        parser.add_argument("uri", metavar="URI", help="the resource's URI (a template's, filled in)")
     else:
         parser.add_argument("kind", nargs="?", default="tools", choices=["tools", "resources", "templates", "prompts"])
     parser.add_argument(
@@ -52,7 +70,24 @@ def _parser(command: str) -> argparse.ArgumentParser:
         choices=[MODERN, *LEGACY],
         help=f"the MCP revision (default: {MODERN}, stateless; the others open an initialize session)",
     )
+    if command != "list":
+        parser.add_argument(
+            "--log-level",
+            default="info",
+            choices=LOG_LEVELS,
+            help="show the server's log messages at this level and above on stderr (default: info)",
+        )
     parser.add_argument("--bearer", metavar="TOKEN", help="send Authorization: Bearer TOKEN")
+    parser.add_argument(
+        "--login",
+        action="store_true",
+        help="sign in with a browser (OAuth) when the server asks; the token is saved and refreshed",
+    )
+    parser.add_argument(
+        "--client-metadata",
+        metavar="URL",
+        help="with --login: the https URL of your client ID metadata document, instead of registering",
+    )
     parser.add_argument(
         "--header", "-H", action="append", default=[], metavar="'NAME: VALUE'", help="an extra header (repeatable)"
     )
@@ -69,21 +104,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _arguments(text: str) -> dict[str, Any]:
-    if text.startswith("@"):
-        try:
-            text = Path(text[1:]).read_text()
-        except OSError as exc:
-            raise RemoteFailure(f"--arguments: cannot read {text[1:]}: {exc.strerror}") from None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise RemoteFailure(f'--arguments is not JSON ({exc}); write e.g. \'{{"city": "Paris"}}\'') from None
-    if not isinstance(value, dict):
-        raise RemoteFailure('--arguments must be a JSON object, e.g. \'{"city": "Paris"}\'')
-    return value
-
-
 def _headers(args: argparse.Namespace) -> dict[str, str]:
     headers: dict[str, str] = {}
     for given in args.header:
@@ -91,21 +111,18 @@ def _headers(args: argparse.Namespace) -> dict[str, str]:
         if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
             raise RemoteFailure(f"--header {given!r} is not 'Name: value'")
         headers[name.strip().lower()] = value.strip()
+    chosen = [name for name, on in (("--bearer", args.bearer), ("--sigv4", args.sigv4), ("--login", args.login)) if on]
+    if len(chosen) > 1:
+        raise RemoteFailure(f"{' and '.join(chosen)} each set the Authorization header: choose one")
+    if args.client_metadata and not args.login:
+        raise RemoteFailure("--client-metadata goes with --login")
     if args.bearer:
-        if args.sigv4:
-            raise RemoteFailure("--bearer and --sigv4 both need the Authorization header: choose one")
         headers["authorization"] = f"Bearer {args.bearer}"
     return headers
 
 
-def _open(args: argparse.Namespace) -> Session:
+def _open(args: argparse.Namespace, headers: dict[str, str]) -> Session:
     """The session for `args` (closing it closes its connections)."""
-    if not args.url.startswith(("http://", "https://")):
-        raise RemoteFailure(f"{args.url!r} is not an http(s) URL")
-    try:
-        import httpx  # noqa: F401
-    except ImportError:
-        raise RemoteFailure("lambda-mcp call needs httpx: pip install httpx") from None
     from .answers import Answerer
     from .legacy import LegacySession
     from .modern import ModernSession
@@ -118,65 +135,61 @@ def _open(args: argparse.Namespace) -> Session:
         from .sigv4 import SigV4Signer, default_service, region_for
 
         signer = SigV4Signer(region_for(args.url, args.region), args.service or default_service(args.url))
-    wire = Wire(args.url, headers=_headers(args), signer=signer, timeout=args.timeout)
+    wire = Wire(args.url, headers=headers, signer=signer, timeout=args.timeout)
     answerer, notify = Answerer(Prompter(sys.stdin, sys.stderr)), Notices(sys.stderr)
+    log_level = getattr(args, "log_level", None)
     try:
         if args.protocol_version == MODERN:
-            return ModernSession(wire, answerer, notify)
-        return LegacySession(wire, answerer, notify, args.protocol_version)
+            return ModernSession(wire, answerer, notify, log_level=log_level)
+        return LegacySession(wire, answerer, notify, args.protocol_version, log_level)
     except BaseException:
         wire.close()
         raise
 
 
-def _run(command: str, args: argparse.Namespace) -> int:
-    from .output import LIST_KEYS, call_text, entry_line
+def _once(command: str, args: argparse.Namespace, headers: dict[str, str]) -> int:
+    from .commands import COMMANDS
 
-    arguments = _arguments(args.arguments) if command == "call" else {}
-    session = _open(args)
+    session = _open(args, headers)
     try:
-        if command == "call":
-            result = session.call_tool({"name": args.tool, "arguments": arguments})
-            failed = bool(result.get("isError"))
-            if args.json:
-                print(json.dumps(result, indent=2, ensure_ascii=False))
-            elif failed:
-                print(f"error: {one_line(call_text(result)) or 'the tool failed'}", file=sys.stderr)
-            else:
-                print(call_text(result))
-            return ERROR_RESULT if failed else 0
-        method, key = LIST_KEYS[args.kind]
-        entries: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            page = session.request(method, {"cursor": cursor} if cursor else {})
-            entries += [entry for entry in page.get(key) or [] if isinstance(entry, dict)]
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
-            if cursor in seen:
-                raise RemoteFailure(f"the server gave the same nextCursor twice while listing {args.kind}")
-            seen.add(cursor)
-        if args.json:
-            print(json.dumps({key: entries}, indent=2, ensure_ascii=False))
-        else:
-            for entry in entries:
-                print(entry_line(args.kind, entry))
-        return 0
+        return COMMANDS[command](session, args)
     finally:
         session.close()
 
 
+def _run(command: str, args: argparse.Namespace) -> int:
+    if not args.url.startswith(("http://", "https://")):
+        raise RemoteFailure(f"{args.url!r} is not an http(s) URL")
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        raise RemoteFailure(f"lambda-mcp {command} needs httpx: pip install httpx") from None
+    headers = _headers(args)
+    if not args.login:
+        return _once(command, args, headers)
+    from .login import Login
+
+    login = Login(args.url, client_metadata=args.client_metadata, timeout=args.timeout)
+    token = login.saved()
+    for _ in range(3):  # the saved token, a refreshed one, a new sign-in
+        try:
+            return _once(command, args, {**headers, **({"authorization": f"Bearer {token}"} if token else {})})
+        except Unauthorized as refused:
+            if login.signed_in:
+                raise
+            token = login.renewed(refused.challenge)
+    raise RemoteFailure("--login: the server refused every token")
+
+
 def main(argv: list[str]) -> int:
-    """`argv[0]` is `call` or `list`; the rest are its arguments."""
+    """`argv[0]` is `call`, `list`, `read` or `prompt`; the rest are its arguments."""
     command = argv[0]
-    args = _parser(command).parse_args(argv[1:])
+    args = _parser(command).parse_intermixed_args(argv[1:])
     prog = f"lambda-mcp {command}"
     try:
         return _run(command, args)
     except RemoteFailure as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        print(f"{prog}: {one_line(str(exc))}", file=sys.stderr)
         return exc.status
     except BrokenPipeError:  # `lambda-mcp list URL | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -193,3 +206,7 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

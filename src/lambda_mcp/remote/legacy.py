@@ -34,7 +34,9 @@ def capabilities(version: str) -> dict[str, Any]:
 
 
 class LegacySession(Conversation):
-    def __init__(self, wire: Wire, answerer: Answerer, notify: Notify, version: str) -> None:
+    def __init__(
+        self, wire: Wire, answerer: Answerer, notify: Notify, version: str, log_level: str | None = None
+    ) -> None:
         super().__init__(answerer, notify)
         self.wire = wire
         self.version = version
@@ -51,6 +53,9 @@ class LegacySession(Conversation):
             self.version = str(offered)
             self._started = True
             self.wire.messages("POST", {"jsonrpc": "2.0", "method": "notifications/initialized"}, self._headers())
+            offered_capabilities = started.get("capabilities")
+            if log_level is not None and isinstance(offered_capabilities, dict) and "logging" in offered_capabilities:
+                self.request("logging/setLevel", {"level": log_level})
         except BaseException:
             self.close()
             raise

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.errors import HEADER_MISMATCH
-from ..protocol.names import META_CAPABILITIES, META_VERSION, TASKS_EXTENSION
+from ..protocol.names import META_CAPABILITIES, META_LOG_LEVEL, META_VERSION, TASKS_EXTENSION
 from ..protocol.revisions import MODERN
 from ..transport.headers import client_headers
 from .answers import Answerer, Unanswerable
@@ -23,10 +23,14 @@ MAX_ROUNDS = 50
 
 
 class ModernSession(Conversation):
-    def __init__(self, wire: Wire, answerer: Answerer, notify: Notify, version: str = MODERN) -> None:
+    def __init__(
+        self, wire: Wire, answerer: Answerer, notify: Notify, version: str = MODERN, log_level: str | None = None
+    ) -> None:
         super().__init__(answerer, notify)
         self.wire = wire
         self.version = version
+        self.log_level = log_level
+        """Sent in every request's `_meta`: the server's log messages at this level and above come back."""
         self._header_params: dict[str, dict[str, str]] | None = None
         """Tool name -> its `Mcp-Param-*` headers (from `x-mcp-header`), read once a server asks for them."""
 
@@ -83,6 +87,8 @@ class ModernSession(Conversation):
     def _once(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         meta = {**(params.get("_meta") or {}), META_VERSION: self.version, META_CAPABILITIES: CAPABILITIES}
         meta[META_CLIENT_INFO] = client_info()
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
         request_id = self.next_id()
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": meta}}
         tool = params.get("name") if method == "tools/call" else None

@@ -1,6 +1,7 @@
 """What the CLI prints: a tool result as text (text blocks as they are, other blocks one line each,
-`structuredContent` as JSON when there is no text), list entries one a line, and the server's
-notifications (log messages, progress) as lines on stderr."""
+`structuredContent` as JSON when there is no text), a resource's contents, a prompt's messages, list
+entries one a line (a tool with its parameters' types and defaults), and the server's notifications (log
+messages, progress) as lines on stderr."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import binascii
 import json
 from typing import Any, TextIO
 
+from .arguments import signature
 from .failures import one_line
 
 
@@ -48,6 +50,31 @@ def call_text(result: dict[str, Any]) -> str:
     return "\n".join(texts)
 
 
+def contents_text(result: dict[str, Any]) -> str:
+    """A ReadResourceResult as text: each text content as it is, a blob as one summary line."""
+    shown: list[str] = []
+    for content in result.get("contents") or []:
+        if not isinstance(content, dict):
+            continue
+        if "text" in content:
+            shown.append(str(content["text"]))
+        else:
+            mime = f"{content['mimeType']}, " if content.get("mimeType") else ""
+            shown.append(f"[blob {content.get('uri', '?')}, {mime}{_size(content.get('blob', ''))}]")
+    return "\n".join(shown)
+
+
+def prompt_text(result: dict[str, Any]) -> str:
+    """A GetPromptResult as text: each message as `role: content`."""
+    shown: list[str] = []
+    for message in result.get("messages") or []:
+        if isinstance(message, dict):
+            content = message.get("content")
+            text = block_text(content) if isinstance(content, dict) else ""
+            shown.append(f"{message.get('role', '?')}: {text}")
+    return "\n".join(shown)
+
+
 LIST_KEYS = {
     "tools": ("tools/list", "tools"),
     "resources": ("resources/list", "resources"),
@@ -72,9 +99,7 @@ def entry_line(kind: str, entry: dict[str, Any]) -> str:
             wanted = [a.get("name", "?") + ("" if a.get("required") else "?") for a in entry["arguments"]]
             extra = f"({', '.join(wanted)})"
         if kind == "tools":
-            properties = (entry.get("inputSchema") or {}).get("properties") or {}
-            required = set((entry.get("inputSchema") or {}).get("required") or [])
-            extra = f"({', '.join(p + ('' if p in required else '?') for p in properties)})"
+            name, extra = signature(name, entry.get("inputSchema")), ""
     description = entry.get("description") or entry.get("title") or ""
     first = str(description).strip().splitlines()[0] if str(description).strip() else ""
     return f"{name}{extra}" + (f"  {one_line(first, 100)}" if first else "")

@@ -4,7 +4,7 @@ how notifications are shown, and who answers the server's questions."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from typing import Any, Protocol
 
@@ -57,3 +57,31 @@ class Conversation:
         if not isinstance(result, dict):
             raise RemoteFailure(f"the server answered request {response.get('id')} without a result object")
         return result
+
+
+class Requesting(Protocol):
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
+
+
+MAX_PAGES = 1000
+
+
+def entries(session: Requesting, method: str, key: str) -> Iterator[dict[str, Any]]:
+    """Every entry of a paginated list (`tools/list` and `tools`, ...), page after page as they are read."""
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = session.request(method, {"cursor": cursor} if cursor else {})
+        yield from (entry for entry in page.get(key) or [] if isinstance(entry, dict))
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return
+        if cursor in seen:
+            raise RemoteFailure(f"the server gave the same nextCursor twice while listing {key}")
+        seen.add(cursor)
+    raise RemoteFailure(f"the server's {method} went on past {MAX_PAGES} pages")
+
+
+def find(session: Requesting, method: str, key: str, name: str) -> dict[str, Any] | None:
+    """The listed entry called `name` (a tool, a prompt), if the server lists one."""
+    return next((entry for entry in entries(session, method, key) if entry.get("name") == name), None)

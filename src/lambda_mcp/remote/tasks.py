@@ -10,6 +10,7 @@ import time
 from typing import Any, Protocol
 
 from .failures import ERROR_RESULT, RemoteFailure, RpcError, one_line
+from .session import find
 
 DEFAULT_POLL_MS = 1000
 
@@ -80,14 +81,6 @@ def run_legacy(session: _Requesting, params: dict[str, Any]) -> dict[str, Any]:
 
 def task_support(session: _Requesting, tool: str) -> str | None:
     """A tool's `execution.taskSupport` from `tools/list` (2025-11-25), if it is listed."""
-    cursor: str | None = None
-    for _ in range(1000):
-        page = session.request("tools/list", {"cursor": cursor} if cursor else {})
-        for listed in page.get("tools") or []:
-            if isinstance(listed, dict) and listed.get("name") == tool:
-                support = (listed.get("execution") or {}).get("taskSupport")
-                return support if isinstance(support, str) else None
-        cursor = page.get("nextCursor")
-        if not cursor:
-            break
-    return None
+    execution = (find(session, "tools/list", "tools", tool) or {}).get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return support if isinstance(support, str) else None

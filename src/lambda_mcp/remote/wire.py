@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from .failures import RemoteFailure, RpcError, one_line
+from .failures import RemoteFailure, RpcError, Unauthorized, one_line
 
 ACCEPT = "application/json, text/event-stream"
 
@@ -157,6 +157,24 @@ def _event(data: list[str], event_id: str | None, retry: int | None, url: str) -
     return Event(message, event_id, retry)
 
 
+REST_STAGE = "v1"
+"""The REST API's stage in template.yaml: the first segment of its MCP path (`/v1/mcp`)."""
+CHALLENGE_HEADERS = ("www-authenticate", "x-amzn-remapped-www-authenticate", "lambda-mcp-challenge")
+"""Where a challenge arrives: API Gateway renames a function's `WWW-Authenticate`, the kit sends a copy."""
+
+
+def challenge_of(response: httpx.Response, body: Any = None) -> str:
+    """The response's `WWW-Authenticate` challenge, under whichever name the front door left it, or in the
+    JSON-RPC error's `data.wwwAuthenticate` (the kit's copy); "" when there is none."""
+    for name in CHALLENGE_HEADERS:
+        if response.headers.get(name):
+            return str(response.headers[name])
+    error = body.get("error") if isinstance(body, dict) else None
+    data = error.get("data") if isinstance(error, dict) else None
+    copy = data.get("wwwAuthenticate") if isinstance(data, dict) else None
+    return copy if isinstance(copy, str) else ""
+
+
 def http_failure(response: httpx.Response, *, authorization: str | None) -> RemoteFailure:
     """The one-line failure for an HTTP error response: its JSON-RPC error if it carries one, else the
     status with what the body and the auth challenge say, and the fix when there is an obvious one."""
@@ -175,25 +193,42 @@ def http_failure(response: httpx.Response, *, authorization: str | None) -> Remo
     if said.lower() == reason.lower() or said.lower().startswith(reason.lower() + ":"):
         said = said[len(reason) + 1 :].strip()  # "Unauthorized: the token has expired" after "HTTP 401 Unauthorized"
     head = f"HTTP {status} {reason}".rstrip()
-    challenge = response.headers.get("www-authenticate") or response.headers.get("x-amzn-remapped-www-authenticate")
+    challenge = challenge_of(response, body)
     if status == 401:
-        detail = _param(challenge or "", "error_description") or said
-        if authorization is None:
-            return RemoteFailure(f"{head}: the server wants credentials (pass --bearer TOKEN, or --sigv4 for IAM)")
-        return RemoteFailure(f"{head}: the credentials were refused{': ' + detail if detail else ''}")
+        detail = param(challenge, "error_description") or said
+        if authorization is not None:
+            return Unauthorized(f"{head}: the credentials were refused{': ' + detail if detail else ''}", challenge)
+        if param(challenge, "resource_metadata"):  # OAuth (RFC 9728): a browser sign-in can get a token
+            return Unauthorized(f"{head}: the server wants a sign-in (pass --login, or --bearer TOKEN)", challenge)
+        return Unauthorized(
+            f"{head}: the server wants credentials (pass --bearer TOKEN, or --sigv4 for IAM)", challenge
+        )
     if status == 403:
-        hint = ""
-        iam = any(word in said.lower() for word in ("authentication token", "signature", "security token"))
-        if (authorization or "").startswith("AWS4-"):
-            hint = " (the signature was refused: check --region, --service and the AWS credentials)"
-        elif iam:
-            hint = " (an IAM-authenticated endpoint: pass --sigv4, with --region if the host does not name it)"
-        elif _param(challenge or "", "error") == "insufficient_scope" and _param(challenge or "", "scope"):
-            hint = f" (the token needs scope {_param(challenge or '', 'scope')})"
-        return RemoteFailure(f"{head}: {said or 'forbidden'}{hint}")
+        return RemoteFailure(
+            f"{head}: {said or 'forbidden'}{_forbidden_hint(response, said, authorization, challenge)}"
+        )
     if status == 404:
         return RemoteFailure(f"{head}: nothing at {response.request.url} (is it the MCP endpoint, e.g. .../mcp?)")
     return RemoteFailure(f"{head}{': ' + said if said else ''}")
+
+
+def _forbidden_hint(response: httpx.Response, said: str, authorization: str | None, challenge: str) -> str:
+    """The likely fix for a 403: the REST API's stage, SigV4, or the token's missing scope."""
+    url = response.request.url
+    if (authorization or "").startswith("AWS4-"):
+        return " (the signature was refused: check --region, --service and the AWS credentials)"
+    if "missing authentication token" in said.lower() and url.path.strip("/").count("/") == 0:
+        # API Gateway's answer for a path no route matches: a REST API URL without its stage, most often
+        staged = str(url.copy_with(path=f"/{REST_STAGE}{url.path}", query=None))
+        return (
+            f" (the usual cause: a REST API URL without its stage; try {staged}, template.yaml's stage;"
+            " if the endpoint uses IAM auth, pass --sigv4)"
+        )
+    if any(word in said.lower() for word in ("authentication token", "signature", "security token")):
+        return " (an IAM-authenticated endpoint: pass --sigv4, with --region if the host does not name it)"
+    if param(challenge, "error") == "insufficient_scope" and param(challenge, "scope"):
+        return f" (the token needs scope {param(challenge, 'scope')})"
+    return ""
 
 
 def _said(body: Any, text: str) -> str:
@@ -204,7 +239,7 @@ def _said(body: Any, text: str) -> str:
     return one_line(text, 200)
 
 
-def _param(challenge: str, key: str) -> str:
+def param(challenge: str, key: str) -> str:
     """A quoted parameter of a `WWW-Authenticate` challenge (`error`, `scope`, ...), or ""."""
     found = re.search(rf'(?:^|[\s,]){key}="([^"]*)"', challenge)
     return found.group(1) if found else ""

@@ -11,6 +11,7 @@ machine is written into it. Nothing that exists is overwritten.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -97,6 +98,22 @@ def project_template(kit_template: str) -> str:
             raise ScaffoldError(f"template.yaml has {found} of {rewrite.old.strip()!r}, expected {rewrite.count}")
         text = text.replace(rewrite.old, rewrite.new)
     return text
+
+
+def next_steps(project: Path) -> str:
+    """What `lambda-mcp new` prints once it made `project`: the commands to run next, in order, each as it runs
+    in a virtual environment that holds only the kit (the first installs what the next ones need; CI runs
+    them as printed: tests/infra/test_install.py)."""
+    steps = [
+        (f"cd {shlex.quote(str(project))}", ""),
+        ("python -m pip install -r requirements-dev.txt", "the kit and pytest, for its tests"),
+        ("python -m pytest tests", "its tests, in process"),
+        ("lambda-mcp dev app/app.py", "serve it on http://127.0.0.1:8000/mcp (Ctrl-C stops it)"),
+        ("sam build && sam deploy --guided", "with the AWS SAM CLI: AuthMode first, see README.md"),
+    ]
+    width = max(len(command) for command, _ in steps)
+    lines = [f"  {command:<{width}}  # {note}" if note else f"  {command}" for command, note in steps]
+    return "\n".join([f"created {project}; next:", *lines])
 
 
 def kit_reference(kit: Kit) -> str:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 import anyio.to_thread
 
+from ._refusals import refused
 from .context import Context
 
 if TYPE_CHECKING:
@@ -19,12 +21,23 @@ if TYPE_CHECKING:
 
 
 def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
-    """The name of the parameter annotated `Context`, if any."""
+    """The name of the parameter annotated `Context` (or `Context | None`, `Optional[Context]`), if any."""
     for name in inspect.signature(fn).parameters:
-        hint = hints.get(name)
-        if inspect.isclass(hint) and issubclass(hint, Context):
+        if _is_context(hints.get(name)):
             return name
     return None
+
+
+def _is_context(hint: Any) -> bool:
+    if inspect.isclass(hint):
+        return issubclass(hint, Context)
+    origin, members = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        return _is_context(members[0])
+    if origin in (Union, types.UnionType):
+        others = [member for member in members if member is not type(None)]
+        return len(others) == 1 and len(members) == 2 and _is_context(others[0])
+    return False
 
 
 def arguments_model(fn: Callable[..., Any], skip: str | None) -> type[BaseModel]:
@@ -47,7 +60,7 @@ def arguments_model(fn: Callable[..., Any], skip: str | None) -> type[BaseModel]
 def decorated(fn: object, usage: str) -> None:
     """Refuse decorating what is not a function: `usage` is the decorator as written (`@app.tool()`)."""
     if not callable(fn):
-        raise TypeError(f"{usage} decorates a function, not {type(fn).__name__} {fn!r}: put it on a def")
+        raise refused(f"{usage} decorates a function, not {type(fn).__name__} {fn!r}: put it on a def")
 
 
 def refuse_variadic(fn: Callable[..., Any], what: str) -> None:
@@ -55,9 +68,11 @@ def refuse_variadic(fn: Callable[..., Any], what: str) -> None:
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             stars = "*" if param.kind is param.VAR_POSITIONAL else "**"
-            raise TypeError(
+            raise refused(
                 f"{what}: parameter {stars}{param.name} is not supported: arguments arrive by name,"
-                " so declare each one as a parameter of its own"
+                " so declare each one as a parameter of its own",
+                fn,
+                param.name,
             )
 
 
@@ -94,15 +109,15 @@ def named(kind: str, name_or_fn: str | Callable[..., Any] | None, name: str | No
     if callable(name_or_fn):
         fn, name_or_fn = name_or_fn, None
     elif name_or_fn is not None and not isinstance(name_or_fn, str):
-        raise TypeError(
+        raise refused(
             f"@app.{kind} takes the {kind}'s name or nothing, not {type(name_or_fn).__name__} {name_or_fn!r}:"
             f' write @app.{kind}, @app.{kind}() or @app.{kind}("name")'
         )
     if name_or_fn is not None and name is not None:
-        raise TypeError(f'@app.{kind} got two names: write @app.{kind}("{name_or_fn}") or @app.{kind}(name="{name}")')
+        raise refused(f'@app.{kind} got two names: write @app.{kind}("{name_or_fn}") or @app.{kind}(name="{name}")')
     name = name_or_fn if name is None else name
     if name is not None and not isinstance(name, str):
-        raise TypeError(f'@app.{kind}\'s name is a str, not {type(name).__name__}: write @app.{kind}(name="...")')
+        raise refused(f'@app.{kind}\'s name is a str, not {type(name).__name__}: write @app.{kind}(name="...")')
     return fn, name
 
 
@@ -111,4 +126,4 @@ def needs_uri(kind: str, uri: object, example: str) -> None:
     if isinstance(uri, str) and uri:
         return
     got = f"the function {getattr(uri, '__name__', uri)!r}" if callable(uri) else f"{type(uri).__name__} {uri!r}"
-    raise TypeError(f'@app.{kind} needs a URI: write @app.{kind}("{example}") above the function (got {got})')
+    raise refused(f'@app.{kind} needs a URI: write @app.{kind}("{example}") above the function (got {got})', uri)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Literal, TypeVar, overload
 
 from . import _signature, apps
+from ._refusals import duplicate, refused
 from .changes import ChangeFeed
 from .completions import Completion
 from .lifespan import Lifespan, LifespanFunction
@@ -33,7 +34,8 @@ class MCPApp(ToolDeclarations):
     ```
 
     `@app.tool` and `@app.prompt` work bare or called (`@app.tool(title=...)`); `@app.resource` takes
-    the URI. A decorator used wrongly raises `TypeError` at once, saying what to write.
+    the URI. A decorator used wrongly, or a second tool, prompt or resource of the same name (URI), raises
+    `DeclarationError` (a `TypeError`) at once: one line naming the file and line and what to write.
     """
 
     def __init__(
@@ -94,7 +96,7 @@ class MCPApp(ToolDeclarations):
         (`ttl_ms=0`) unless the resource says so; lists are, for the app's `list_ttl_ms`."""
         _signature.needs_uri("resource", uri, "res://...")
         if ttl_ms < 0 or cache_scope not in ("private", "public"):
-            raise ValueError("ttl_ms must be >= 0 and cache_scope 'private' or 'public'")
+            raise refused(f"@app.resource({uri!r}): ttl_ms must be >= 0 and cache_scope 'private' or 'public'")
 
         def register(fn: F) -> F:
             _signature.decorated(fn, f"@app.resource({uri!r})")
@@ -112,7 +114,11 @@ class MCPApp(ToolDeclarations):
             )
             resource.scopes = frozenset(scopes)
             resource.ttl_ms, resource.cache_scope = ttl_ms, cache_scope
-            (self.templates if resource.is_template else self.resources)[uri] = resource
+            declared = self.templates if resource.is_template else self.resources
+            if uri in declared:
+                kind = "resource template" if resource.is_template else "resource"
+                raise duplicate(kind, uri, declared[uri].fn, fn, "give each its own URI")
+            declared[uri] = resource
             return fn
 
         return register
@@ -203,6 +209,9 @@ class MCPApp(ToolDeclarations):
                 argument_descriptions=arguments,
             )
             prompt.scopes = frozenset(scopes)
+            if prompt.name in self.prompts:
+                fix = 'give one of them another name: @app.prompt(name="...")'
+                raise duplicate("prompt", prompt.name, self.prompts[prompt.name].fn, fn, fix)
             self.prompts[prompt.name] = prompt
             return fn
 

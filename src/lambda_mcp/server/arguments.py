@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
+from ._refusals import refused
+
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
@@ -44,8 +46,8 @@ class Arguments:
     """A handler's parameters (less its context): `schema` for listing, `validate` for calling."""
 
     def __init__(self, fn: Callable[..., Any], hints: dict[str, Any], skip: str | None, owner: str = "handler") -> None:
-        """`owner` names the handler in a refusal (`tool 'add'`): `TypeError` for a parameter type that has
-        no JSON Schema."""
+        """`owner` names the handler in a refusal (`tool 'add'`): `DeclarationError` (a `TypeError`) for a
+        parameter type that has no JSON Schema."""
         self._fn, self._skip = fn, skip
         self._model: type[BaseModel] | None = None
         self._plain = _plain_parameters(fn, hints, skip)
@@ -68,7 +70,8 @@ class Arguments:
         try:
             return _model_schema(self.model())
         except Exception as exc:  # pydantic's own error is long and names neither the handler nor the parameter
-            raise TypeError(_unsupported(self._fn, hints, self._skip, owner, exc)) from None
+            reason, parameter = _unsupported(self._fn, hints, self._skip, owner, exc)
+            raise refused(reason, self._fn, parameter) from None
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the handler, or `InvalidArguments`."""
@@ -165,8 +168,11 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def _unsupported(fn: Callable[..., Any], hints: dict[str, Any], skip: str | None, owner: str, exc: Exception) -> str:
-    """One line naming the first parameter whose type has no JSON Schema (on the refusal path only)."""
+def _unsupported(
+    fn: Callable[..., Any], hints: dict[str, Any], skip: str | None, owner: str, exc: Exception
+) -> tuple[str, str | None]:
+    """One line naming the first parameter whose type has no JSON Schema, and that parameter (on the refusal
+    path only)."""
     from pydantic import ConfigDict, create_model
 
     from ._signature import type_name
@@ -184,15 +190,15 @@ def _unsupported(fn: Callable[..., Any], hints: dict[str, Any], skip: str | None
                 return (
                     f"{owner}: parameter {name!r} has type {hint!r}, which names something not defined"
                     " at the module level of its function"
-                )
+                ), name
         try:
             create_model("Parameter", __config__=config, value=(hint, ...)).model_json_schema()
         except Exception:
             return (
                 f"{owner}: parameter {name!r} has type {type_name(hint)}, which has no JSON Schema; use int, float,"
                 " str, bool, a Literal, an Enum, a list or dict of these, a pydantic model, a dataclass or a TypedDict"
-            )
-    return f"{owner}: the kit cannot describe its parameters as JSON Schema ({type(exc).__name__})"
+            ), name
+    return f"{owner}: the kit cannot describe its parameters as JSON Schema ({type(exc).__name__})", None
 
 
 def _brief(exc: ValidationError) -> str:

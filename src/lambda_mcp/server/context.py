@@ -42,12 +42,17 @@ def read_only(claims: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class ClientError(Exception):
-    """The client answered a server-to-client request (sampling, elicitation, roots) with a JSON-RPC error."""
+    """The client answered a server-to-client request (sampling, elicitation, roots) with a JSON-RPC error.
 
-    def __init__(self, code: int, message: str) -> None:
+    A tool may catch it; one that does not ends with an error result naming the refusal (`method`: the
+    request refused, e.g. `sampling/createMessage`), logged as a warning: the client refused, the server
+    has no bug."""
+
+    def __init__(self, code: int, message: str, method: str | None = None) -> None:
         super().__init__(f"client error {code}: {message}")
         self.code = code
         self.message = message
+        self.method = method
 
 
 class InputChannel(Protocol):

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 from ..protocol.errors import invalid_params
 from . import _signature
 from ._models import loaded_wire_types
+from ._refusals import refused
 from .context import Context
 from .tools import to_content
 
@@ -69,7 +70,7 @@ def build_prompt(
     meta: dict[str, Any] | None,
     argument_descriptions: dict[str, str] | None,
 ) -> Prompt:
-    """The prompt `fn` serves; `TypeError` (one line, naming the prompt) for `*args`, `**kwargs` or a
+    """The prompt `fn` serves; `DeclarationError` (one line, naming the prompt) for `*args`, `**kwargs` or a
     parameter annotated with a type other than `str`: prompt arguments arrive as strings."""
     hints = _signature.type_hints(fn)
     ctx_param = _signature.context_parameter(fn, hints)
@@ -81,10 +82,12 @@ def build_prompt(
         if param.name == ctx_param:
             continue
         if not _takes_string(hints.get(param.name, Any)):
-            raise TypeError(
+            raise refused(
                 f"prompt {prompt_name!r}: parameter {param.name!r} has type"
                 f" {_signature.type_name(hints[param.name])}, but prompt arguments arrive as strings:"
-                " annotate it str (or leave it unannotated) and convert it in the prompt"
+                " annotate it str (or leave it unannotated) and convert it in the prompt",
+                fn,
+                param.name,
             )
         arg: dict[str, Any] = {"name": param.name}
         if argument_descriptions and param.name in argument_descriptions:

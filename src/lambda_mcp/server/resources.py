@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from . import _signature
 from ._models import loaded_wire_types
+from ._refusals import refused
 from .context import Context
 
 _VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
@@ -102,27 +103,29 @@ def build_resource(
             definition[key] = value
     if size is not None and not is_template:
         definition["size"] = size
-    pattern = _template_pattern(uri) if is_template else None
+    pattern = _template_pattern(uri, fn) if is_template else None
     return Resource(fn=fn, definition=definition, context_param=ctx_param, pattern=pattern, mime_type=mime_type)
 
 
-def _template_pattern(template: str) -> re.Pattern[str]:
+def _template_pattern(template: str, fn: Callable[..., Any]) -> re.Pattern[str]:
     """RFC 6570 level-1 templates: each `{var}` matches a non-empty run of characters other than `/`,
     `?`, `#` and the first character of the literal text after it. So every variable ends where the
     next literal begins and matching takes linear time in the URI's length, whatever the URI (a
     variable may then not contain that character: in `{name}.{ext}`, `a.b.c` gives name `a`,
-    ext `b.c`). Adjacent variables (`{a}{b}`) are ambiguous and refused."""
+    ext `b.c`). Adjacent variables (`{a}{b}`) are ambiguous and refused (a `DeclarationError`, which is
+    a `ValueError`, naming `fn`'s place)."""
     pieces = _VARIABLE.split(template)  # literal, name, literal, name, ..., literal
     names = pieces[1::2]
     if len(set(names)) != len(names):
-        raise ValueError(f"resource template {template!r} names a variable twice")
+        raise refused(f"resource template {template!r} names a variable twice", fn)
     parts: list[str] = [re.escape(pieces[0])]
     for index, name in enumerate(names):
         after = pieces[2 * index + 2]
         if not after and index < len(names) - 1:
-            raise ValueError(
+            raise refused(
                 f"resource template {template!r} has adjacent variables {{{name}}}{{{names[index + 1]}}}:"
-                " put literal text between them"
+                " put literal text between them",
+                fn,
             )
         stop = re.escape(after[0]) if after else ""
         parts.append(f"(?P<{name}>[^/?#{stop}]+)")

@@ -15,8 +15,9 @@ from ..observe.invocation import count, milliseconds
 from ..protocol.errors import KitFailure, MCPError
 from . import _signature, apps
 from ._models import loaded_pydantic, loaded_wire_types
+from ._refusals import duplicate, refused
 from .arguments import Arguments, InvalidArguments
-from .context import Context
+from .context import ClientError, Context
 from .errors import ToolError
 
 if TYPE_CHECKING:
@@ -55,9 +56,11 @@ class Tool:
 
     async def run(self, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         """Run the tool; tool failures become `isError` results, `MCPError` propagates. A `ToolError`'s
-        message is for the user; any other exception is logged with its traceback and the client gets
-        a generic message with a reference to find it in the logs. Counts `ToolCalls`, `ToolErrors`
-        and `ToolLatency` (a run that suspends to ask the client counts when it finally ends)."""
+        message is for the user; a `ClientError` (the client answered the tool's question with an error)
+        is an error result naming the refusal, logged as a warning; any other exception is logged with
+        its traceback and the client gets a generic message with a reference to find it in the logs.
+        Counts `ToolCalls`, `ToolErrors` and `ToolLatency` (a run that suspends to ask the client counts
+        when it finally ends)."""
         started = time.perf_counter()
         try:
             kwargs = self._validate(arguments)
@@ -74,6 +77,10 @@ class Tool:
             raise
         except ToolError as exc:
             return self._measured(started, error_result(str(exc) or f"The tool {self.name} failed"))
+        except ClientError as exc:  # the client refused what the tool asked of it: no bug of the server's
+            refusal = client_refusal(self.name, exc)
+            logger.warning("%s", refusal)
+            return self._measured(started, error_result(refusal))
         except Exception:
             import secrets  # only on this path: it costs a cold start ~2 ms
 
@@ -166,8 +173,9 @@ class ToolDeclarations:
     ) -> Callable[..., Any]:
         """Register a tool: `@app.tool`, `@app.tool()` or `@app.tool("name", ...)`. The input schema comes
         from the type hints unless `input_schema` is given (then it is served exactly as written and
-        arguments are passed through unvalidated). A misuse, or a parameter the kit cannot serve
-        (`*args`, `**kwargs`, a type without JSON Schema), is a `TypeError` at once.
+        arguments are passed through unvalidated). A misuse, a parameter the kit cannot serve
+        (`*args`, `**kwargs`, a type without JSON Schema) or a second tool of the same name is a
+        `DeclarationError` (a `TypeError`) at once, naming the file and line.
 
         `task_support` (`execution.taskSupport`): `optional` tools run as tasks when the client
         supports them and synchronously otherwise; `required` tools only run as tasks. With
@@ -204,6 +212,9 @@ class ToolDeclarations:
             )
             tool.defer_task = defer_task
             tool.scopes = frozenset(scopes)
+            if tool.name in self.tools:
+                fix = 'give one of them another name: @app.tool(name="...")'
+                raise duplicate("tool", tool.name, self.tools[tool.name].fn, fn, fix)
             self.tools[tool.name] = tool
             return fn
 
@@ -212,6 +223,12 @@ class ToolDeclarations:
 
 def error_result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def client_refusal(tool: str, exc: ClientError) -> str:
+    """What the client and the log are told when the client answered the tool's request with an error."""
+    asked = exc.method or "input"
+    return f"The tool {tool} asked the client for {asked}, and the client refused (error {exc.code}: {exc.message})"
 
 
 def to_content(value: Any) -> list[dict[str, Any]]:
@@ -251,7 +268,7 @@ def build_tool(
     meta: dict[str, Any] | None,
     execution: dict[str, Any] | None,
 ) -> Tool:
-    """The tool `fn` serves; `TypeError` (one line, naming the tool) for a signature it cannot serve:
+    """The tool `fn` serves; `DeclarationError` (one line, naming the tool) for a signature it cannot serve:
     `*args`, `**kwargs` (allowed with an explicit `input_schema`) or a type that has no JSON Schema."""
     hints = _signature.type_hints(fn)
     ctx_param = _signature.context_parameter(fn, hints)
@@ -280,9 +297,11 @@ def build_tool(
             adapter = TypeAdapter(returns)
             derived = adapter.json_schema()
         except Exception:
-            raise TypeError(
+            raise refused(
                 f"{owner}: its return type {_signature.type_name(returns)} has no JSON Schema, which"
-                " structured_output=True needs; return a pydantic model, a dataclass, a TypedDict or JSON types"
+                " structured_output=True needs; return a pydantic model, a dataclass, a TypedDict or JSON types",
+                fn,
+                "return",
             ) from None
         if derived.get("type") != "object":
             defs = derived.pop("$defs", None)

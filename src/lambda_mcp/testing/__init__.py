@@ -13,7 +13,8 @@ async def test_forecast() -> None:  # with pytest's anyio plugin: @pytest.mark.a
 
 `Client(app, scopes=["reports:read"])` (or `principal=...`, `claims={...}`) calls as that caller, its
 scopes enforced as under auth `jwt`, its claims the handlers' `ctx.claims`; `raise_exceptions=True` raises
-a handler's unexpected exception in the test.
+a handler's unexpected exception in the test. `call_tool(..., progress_handler=fn)` hands each progress
+notification of the call to `fn(progress, total, message)`; `client.notifications` keeps them all.
 """
 
 from .client import Client

@@ -9,10 +9,9 @@ kit authenticates every request as that caller and enforces scopes as under auth
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
@@ -22,6 +21,7 @@ from ..protocol import revisions
 from ..protocol.names import TASKS_EXTENSION
 from ..server.app import MCPApp
 from ..transport.headers import client_headers
+from ._answers import Answers, ElicitationHandler, ProgressHandler, SamplingHandler, hinted, missing_handler
 from ._asgi import Response, exchange
 from ._caller import caller, present, settings_for
 from ._raising import Catcher
@@ -30,10 +30,6 @@ from .results import RequestFailed, ToolResult
 MODERN = revisions.MODERN
 LEGACY = revisions.LEGACY
 """Newest first, as everywhere in the kit."""
-ElicitationHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
-SamplingHandler = Callable[
-    [list[dict[str, Any]], dict[str, Any]], Awaitable[str | dict[str, Any]] | str | dict[str, Any]
-]
 MAX_ROUNDS = 16
 """2026 input rounds one call may take before the client gives up (a handler that asks forever)."""
 
@@ -45,7 +41,9 @@ class Client:
     - `elicitation_handler(message, schema) -> dict`: the `ElicitResult` (`{"action": ...}`), or the
       content of an accepted form. `sampling_handler(messages, params) -> str | dict`: the model's
       text, or a `CreateMessageResult`. `roots`: the client's root URIs. Each declares its capability;
-      a handler may be sync or async, and an exception it raises goes to the server as an error.
+      a handler may be sync or async, and an exception it raises goes to the server as an error (legacy
+      eras; 2026 has no error answers: it is raised in the test). A call that failed for want of one
+      says which argument to pass.
     - `tasks`: declare task support (the 2026 extension; the 2025-11-25 capability).
     - the app's lifespan is entered for the block (as a server's start-up would).
     - `principal`, `scopes`, `claims`: the caller every request comes from, its scopes enforced as under
@@ -54,8 +52,9 @@ class Client:
       `scopes` or `claims` alone call as `"test-client"`; `principal` or `claims` alone hold no scopes.
       Without any, auth is `none`: nothing is enforced and `ctx.claims` is empty.
     - `raise_exceptions`: a handler's unexpected exception (the client would see "failed unexpectedly" or
-      an internal error) is raised in the test instead, with its own type and traceback; a `ToolError`
-      is still an error result.
+      an internal error) is raised in the test instead, with its own type and traceback; a `ToolError`,
+      or a client's refusal the tool does not catch (`ClientError`), is still an error result.
+    - `call_tool(..., progress_handler=fn)`: `fn(progress, total, message)` gets the call's progress.
     """
 
     def __init__(
@@ -85,12 +84,10 @@ class Client:
             present(self.kit, self.identity)
         self.asgi = self.kit.asgi()
         self._catcher = Catcher() if raise_exceptions else None
-        self.on_elicit = elicitation_handler
-        self.on_sample = sampling_handler
-        self.roots = [{"uri": r} if isinstance(r, str) else dict(r) for r in roots] if roots is not None else None
+        self.answers = Answers(elicitation_handler, sampling_handler, roots)
         self.capabilities = {**self._declared(tasks), **(capabilities or {})}
         self.notifications: list[dict[str, Any]] = []
-        """Every notification the server sent (logs, progress, list changes), in order."""
+        """Every notification the server sent on a request's stream (logs, progress, ...), in order."""
         self.session_id: str | None = None
         self.server: dict[str, Any] = {}
         """The `initialize` (legacy) or `server/discover` (2026) result."""
@@ -107,11 +104,11 @@ class Client:
 
     def _declared(self, tasks: bool) -> dict[str, Any]:
         declared: dict[str, Any] = {}
-        if self.on_elicit is not None:
+        if self.answers.on_elicit is not None:
             declared["elicitation"] = {"form": {}} if revisions.names_form_mode(self.protocol_version) else {}
-        if self.on_sample is not None:
+        if self.answers.on_sample is not None:
             declared["sampling"] = {}
-        if self.roots is not None:
+        if self.answers.roots is not None:
             declared["roots"] = {} if self.modern else {"listChanged": False}
         if tasks and self.modern:
             declared["extensions"] = {TASKS_EXTENSION: {}}
@@ -169,11 +166,20 @@ class Client:
         return await self._list("prompts/list", "prompts")
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, task: bool | Literal["auto"] = "auto"
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        task: bool | Literal["auto"] = "auto",
+        progress_handler: ProgressHandler | None = None,
     ) -> ToolResult:
         """The tool's result. `task=True` runs it as a task and waits for its result; a 2026 server that
         answers a task anyway (a task-capable tool) is polled the same way. `"auto"` (the default) is
-        `True` for a tool declared `task_support="required"` on 2025-11-25, which accepts it only as a task."""
+        `True` for a tool declared `task_support="required"` on 2025-11-25, which accepts it only as a task.
+
+        `progress_handler(progress, total, message)` (sync or async): the call sends a progress token, and
+        each `notifications/progress` for it is handed to the handler as it arrives (a 2025-11-25 task's
+        through `tasks/result`; a 2026 task has no progress channel, so there it is never called)."""
         if task == "auto":
             tool = self.app.tools.get(name)
             task = (
@@ -181,12 +187,19 @@ class Client:
                 and tool.task_support == "required"
                 and revisions.has_legacy_tasks(self.protocol_version)
             )
-        if task:
-            return await self.task_result((await self.start_task(name, arguments))["taskId"])
-        raw = await self.request("tools/call", {"name": name, "arguments": arguments or {}})
-        if raw.get("resultType") == "task":
-            return await self.task_result(raw["taskId"])
-        return ToolResult.of(raw)
+        meta: dict[str, Any] = {}
+        if progress_handler is not None:
+            meta["progressToken"] = token = f"progress-{self._next_id()}"
+            self.answers.progress[token] = progress_handler
+        try:
+            if task:
+                return await self.task_result((await self._start_task(name, arguments, None, meta))["taskId"])
+            raw = await self.request("tools/call", {"name": name, "arguments": arguments or {}, **_meta(meta)})
+            if raw.get("resultType") == "task":
+                return await self.task_result(raw["taskId"])
+            return hinted(ToolResult.of(raw), self.capabilities)
+        finally:
+            self.answers.progress.pop(meta.get("progressToken", ""), None)
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         contents: list[dict[str, Any]] = (await self.request("resources/read", {"uri": uri}))["contents"]
@@ -207,7 +220,12 @@ class Client:
         self, name: str, arguments: dict[str, Any] | None = None, *, ttl_ms: int | None = None
     ) -> dict[str, Any]:
         """Call the tool as a task; returns the task (`taskId`, `status`, ...) at once."""
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        return await self._start_task(name, arguments, ttl_ms, {})
+
+    async def _start_task(
+        self, name: str, arguments: dict[str, Any] | None, ttl_ms: int | None, meta: dict[str, Any]
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}, **_meta(meta)}
         if not self.modern:
             params["task"] = {"ttl": ttl_ms} if ttl_ms is not None else {}
         created = await self.request("tools/call", params)
@@ -227,7 +245,7 @@ class Client:
         """Wait for the task's result, answering its input requests with the handlers (2026: by polling
         `tasks/get` and answering with `tasks/update`; 2025-11-25: `tasks/result`, which streams them)."""
         if not self.modern:
-            return ToolResult.of(await self.request("tasks/result", {"taskId": task_id}))
+            return hinted(ToolResult.of(await self.request("tasks/result", {"taskId": task_id})), self.capabilities)
         async with asyncio.timeout(timeout):
             while True:
                 task = await self.get_task(task_id)
@@ -265,6 +283,9 @@ class Client:
         try:
             return _result(response)
         except RequestFailed as failed:
+            missing = missing_handler(failed, self.capabilities)
+            if missing is not None:
+                raise missing from None
             if response.status != 403 or self.identity is None:
                 raise
             needed = self.app.scopes_for(method, params) | frozenset(self.kit.settings.auth_scopes)
@@ -320,43 +341,29 @@ class Client:
         self._ids += 1
         return self._ids
 
-    # -- what the server asks -------------------------------------------------------------
+    # -- what the server asks ---------------------------------------------------------------
     async def _on_message(self, message: dict[str, Any]) -> None:
-        """A message on a legacy call's stream: keep notifications, answer the server's requests."""
+        """A message on a request's stream: keep notifications (progress goes to its call's handler), answer
+        the server's requests (legacy)."""
         if "method" not in message:
             return
         if "id" not in message:
             self.notifications.append(message)
+            await self.answers.notified(message)
             return
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         try:
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": await self._answer(message)}
+            reply["result"] = await self.answers.answer(message)
         except Exception as exc:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603, "message": str(exc)}}
+            reply["error"] = {"code": -32603, "message": str(exc)}
         await self._post(reply)
 
     async def _answer_all(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        return {key: await self._answer(request) for key, request in requests.items()}
-
-    async def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        method, params = request.get("method"), request.get("params") or {}
-        if method == "elicitation/create" and self.on_elicit is not None:
-            answer = await _call(self.on_elicit, params.get("message", ""), params.get("requestedSchema") or {})
-            return answer if "action" in answer else {"action": "accept", "content": answer}
-        if method == "sampling/createMessage" and self.on_sample is not None:
-            sampled = await _call(self.on_sample, params.get("messages", []), params)
-            if isinstance(sampled, str):
-                sampled = {"role": "assistant", "content": {"type": "text", "text": sampled}}
-            return {"role": "assistant", "model": "test-model", "stopReason": "endTurn", **sampled}
-        if method == "roots/list" and self.roots is not None:
-            return {"roots": self.roots}
-        if method == "ping":
-            return {}
-        raise RuntimeError(f"the test client has no handler for {method}")
+        return {key: await self.answers.answer(request) for key, request in requests.items()}
 
 
-async def _call(handler: Callable[..., Any], *args: Any) -> Any:
-    value = handler(*args)
-    return await value if inspect.isawaitable(value) else value
+def _meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {"_meta": meta} if meta else {}
 
 
 def _result(response: Response) -> dict[str, Any]:

@@ -1,0 +1,103 @@
+"""`lambda-mcp check` (issue 34): in a project made by `lambda-mcp new`, before anything is uploaded, it refuses
+what CloudFormation would refuse only after `sam deploy` packaged and uploaded the stack (no AuthMode, a value
+the template does not allow, a broken template rule), one line each, and passes what the template accepts. Its
+verdicts agree with the template's own Rules as infra/validate_template.py evaluates them, for every front door
+and auth mode."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lambda_mcp.check import Deployment, load_template, problems
+from tests.infra import templates
+
+MODES = ["jwt", "cognito", "cognito-direct", "proxy", "iam", "none"]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    parent = tmp_path_factory.mktemp("check")
+    _cli(["new", "demo"], parent)
+    return parent / "demo"
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lambda_mcp.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def _refused(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert done.returncode == 1 and not done.stdout, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert lines and all(line.startswith("lambda-mcp check: ") for line in lines), done.stderr
+    return [line.removeprefix("lambda-mcp check: ") for line in lines]
+
+
+def test_a_new_project_is_refused_until_it_chooses_an_auth_mode(project: Path) -> None:
+    (line,) = _refused(_cli(["check"], project))
+    assert line.startswith("AuthMode has no value and template.yaml gives it no default: choose one of ")
+    assert line.split("choose one of ")[1].startswith(", ".join(MODES) + " "), line
+    samconfig = project / "samconfig.toml"
+    original = samconfig.read_text()
+    try:
+        samconfig.write_text(original.replace('parameter_overrides = "', 'parameter_overrides = "AuthMode=iam '))
+        done = _cli(["check"], project)
+    finally:
+        samconfig.write_text(original)
+    assert done.returncode == 0 and not done.stderr, done.stdout + done.stderr
+    assert done.stdout == (
+        "lambda-mcp check: AuthMode=iam, ApiType=HTTP, Transport=buffered: nothing CloudFormation would refuse"
+        " (template.yaml, samconfig.toml [default.deploy.parameters])\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (["AuthMode=cognito"], [r"^AuthMode=cognito or proxy needs AuthAudience .*placeholder.*McpEndpoint output"]),
+        (["AuthMode=none", "Transport=streaming"], [r"^Transport=streaming needs ApiType=REST or URL"]),
+        (["AuthMode=Iam"], [r"^AuthMode=Iam is not one of jwt, cognito, cognito-direct, proxy, iam, none$"]),
+        (["AuthMode="], [r"^AuthMode is empty: choose one of jwt, "]),
+        (["AuthMode=none", "StreamingTimeout=5"], [r"^StreamingTimeout=5 is below its MinValue, 30$"]),
+        (["AuthMode=none", "WafRateLimit=5"], [r"^WafRateLimit=5: WafRateLimit must be 0 \(no web ACL\) or "]),
+        (["Authmode=iam"], [r"sets Authmode, which template\.yaml has no parameter of", r"^AuthMode has no value"]),
+        (["AuthMode=proxy", "AuthAudience=https://m.example.com/mcp"], [r"needs UpstreamIssuer", r"UpstreamClientId"]),
+    ],
+)
+def test_what_cloudformation_would_refuse_after_the_upload_is_one_line_each(
+    project: Path, overrides: list[str], expected: list[str]
+) -> None:
+    lines = _refused(_cli(["check", "--parameter-overrides", *overrides], project))
+    assert len(lines) == len(expected), lines
+    for line, pattern in zip(lines, expected, strict=True):
+        assert re.search(pattern, line), (pattern, line)
+
+
+def test_a_missing_or_unreadable_template_is_exit_status_2(tmp_path: Path) -> None:
+    done = _cli(["check"], tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("lambda-mcp check: no template.yaml in "), done.stderr
+    (tmp_path / "samconfig.toml").write_text("version = [")
+    done = _cli(["check"], tmp_path)
+    assert done.returncode == 2 and "samconfig.toml cannot be read" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("api", "mode"), sorted(templates.AUTH_MODES))
+def test_its_verdicts_agree_with_the_templates_rules(api: str, mode: str) -> None:
+    template = load_template(templates.TEMPLATE)
+    needed = templates.AUTH_MODES[(api, mode)]
+    values = {"AuthMode": mode, "ApiType": api, **needed}
+    assert problems(template, Deployment(templates.TEMPLATE, values, "test")) == []
+    refused = 0
+    for name in needed:  # leave out each value the combination has: the same refusals, in the same words
+        without = {k: v for k, v in values.items() if k != name}
+        expected = [b.split(": ", 1)[1] for b in templates.validate.broken_rules(templates.transformed(), without)]
+        found = problems(template, Deployment(templates.TEMPLATE, without, "test"))
+        assert found == [" ".join(e.split()) for e in expected], (name, found, expected)
+        refused += bool(found)
+    assert refused == len({"AuthIssuer", "AuthAudience", "UpstreamIssuer", "UpstreamClientId"} & set(needed))
