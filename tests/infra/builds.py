@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +86,10 @@ def sam_environment() -> dict[str, str]:
         pytest.fail(f"AWS SAM CLI {SAM_VERSION} is not in {SAM_VENV}: run ./scripts/test once (it installs it)")
     fake_aws = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}
     region = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
-    return {**offline_env(), **fake_aws, **region, "SAM_CLI_TELEMETRY": "0"}
+    # the builds' `python3` is this venv's: a pyenv shim would rehash after every `pip install`, and the
+    # builds SAM runs at once race on that rehash (`pyenv: cannot rehash`: a failed build)
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**offline_env(), **fake_aws, **region, "SAM_CLI_TELEMETRY": "0", "PATH": path}
 
 
 def run_sam(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
