@@ -144,6 +144,8 @@ class Settings:
     task_sweep_seconds: float = 300.0
     """How often the sweeper runs (template: `rate(5 minutes)`). With the worker's timeout and the attempts,
     it sets the shortest task lifetime: every attempt may take a lease and wait a sweep."""
+    skip_waits: bool = False
+    """Time skipping, local only (`lambda-mcp dev`, the test client): `ctx.sleep` waits for nothing."""
     auth: AuthMode = "none"
     """Who may call: `none` (anyone), `jwt` (the kit validates bearer tokens), `proxy` (the kit validates
     the tokens its own authorization facade issues), `gateway` (API Gateway or a Function URL
@@ -222,6 +224,7 @@ class Settings:
             task_max_ttl_seconds=env.number("TASK_MAX_TTL_SECONDS", 86_400, minimum=1),
             task_worker_timeout_seconds=env.number("TASK_WORKER_TIMEOUT_SECONDS", 900, minimum=1),
             task_sweep_seconds=env.number("TASK_SWEEP_SECONDS", 300, minimum=1),
+            skip_waits=env.flag("SKIP_WAITS", False),
             auth=_auth_mode(env.text("AUTH"), default_auth),
             auth_issuer=env.text("AUTH_ISSUER"),
             auth_jwks_url=env.text("AUTH_JWKS_URL"),

@@ -153,7 +153,7 @@ def build_kit(
     sessions, events = stores.sessions, stores.events
     if streaming and settings.session_cache_seconds > 0:  # one long-lived process: reuse recent reads
         sessions = CachedSessions(sessions, settings.session_cache_seconds)
-    runner = HandlerRunner(app, StateSealer(key), sync_in_threads=streaming)
+    runner = HandlerRunner(app, StateSealer(key), sync_in_threads=streaming, skip_waits=settings.skip_waits)
     tasks = _task_runtime(settings, streaming, stores.tasks, events, runner.execute_task)
     dispatcher = Dispatcher(app, sessions, runner, stores.calls, session_ttl=settings.session_ttl_seconds, tasks=tasks)
     access = Access(app, settings)
@@ -232,5 +232,6 @@ def _task_runtime(
         max_attempts=settings.task_max_attempts,
         worker_timeout_seconds=settings.task_worker_timeout_seconds,
         sweep_seconds=settings.task_sweep_seconds,
+        skip_waits=settings.skip_waits,
     )
     return runtime

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lambda_mcp.storage import ConflictError
-from lambda_mcp.storage.records import listed
+from lambda_mcp.storage.records import StepRecord, listed
 from lambda_mcp.tasks import InvalidTransition, TaskRecord, TaskStore, new_task_id, transition
 
 pytestmark = pytest.mark.anyio
@@ -191,3 +191,44 @@ async def test_a_retry_key_binds_once_in_its_window_and_is_taken_over_only_from_
     assert await task_store.retry_key_task("k1", NOW + 121) is None  # past its window
     await task_store.bind_retry_key("k1", "t3", NOW + 121, NOW + 241)  # an expired binding is free
     assert await task_store.retry_key_task("k1", NOW + 122) == "t3"
+
+
+# -- a task's checkpoints (`ctx.step`, `ctx.sleep`): items of their own beside the task -------------------
+async def test_a_tasks_checkpoints_are_recorded_once_beside_the_task(task_store: TaskStore) -> None:
+    task = _task()
+    await task_store.create(task)
+    assert await task_store.steps(task.task_id, NOW) == {}
+    await task_store.start_step(task.task_id, "step:A", "run-1", NOW + 600)
+    with pytest.raises(ConflictError):  # recorded (started): another run must not start it again
+        await task_store.start_step(task.task_id, "step:A", "run-2", NOW + 600)
+    assert await task_store.steps(task.task_id, NOW) == {"step:A": StepRecord("step:A", False, None, "run-1")}
+    result = {"rows": [1, "x", 2.5], "none": None, "ok": True}
+    await task_store.finish_step(task.task_id, "step:A", "run-1", result, NOW + 600)
+    with pytest.raises(ConflictError):  # a result is never replaced
+        await task_store.finish_step(task.task_id, "step:A", "run-2", "other", NOW + 600)
+    await task_store.drop_step(task.task_id, "step:A", "run-1")  # finished: not forgotten
+    await task_store.finish_step(task.task_id, "sleep:sleep", "run-1", {"until": NOW + 7200.5}, NOW + 600)
+    assert await task_store.steps(task.task_id, NOW) == {
+        "step:A": StepRecord("step:A", True, result, "run-1"),
+        "sleep:sleep": StepRecord("sleep:sleep", True, {"until": NOW + 7200.5}, "run-1"),
+    }
+    assert await task_store.get(task.task_id, NOW) == task  # beside the task: it reads back as it was
+    listed, _ = await task_store.list_owned(task.owner, NOW)
+    assert [t.task_id for t in listed] == [task.task_id] and await task_store.list_due(NOW + 10_000) == []
+    assert not await task_store.stopped(task.task_id, NOW)
+    assert await task_store.steps(new_task_id(), NOW) == {}
+
+
+async def test_a_started_step_is_forgotten_only_by_its_own_run_and_checkpoints_expire(task_store: TaskStore) -> None:
+    task = _task()
+    await task_store.create(task)
+    await task_store.start_step(task.task_id, "step:B", "run-1", NOW + 60)
+    await task_store.drop_step(task.task_id, "step:B", "run-2")  # not its mark: a no-op
+    assert list(await task_store.steps(task.task_id, NOW)) == ["step:B"]
+    await task_store.drop_step(task.task_id, "step:B", "run-1")
+    assert await task_store.steps(task.task_id, NOW) == {}
+    await task_store.drop_step(task.task_id, "step:B", "run-1")  # gone: a no-op
+    await task_store.start_step(task.task_id, "step:B", "run-3", NOW + 60)  # forgotten: a later run starts it
+    await task_store.finish_step(task.task_id, "step:B", "run-3", 42, NOW + 60)
+    assert await task_store.steps(task.task_id, NOW + 59) == {"step:B": StepRecord("step:B", True, 42, "run-3")}
+    assert await task_store.steps(task.task_id, NOW + 61) == {}  # expired (TTL deletes it late, or never)

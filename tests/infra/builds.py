@@ -18,6 +18,7 @@ from tests.support.processes import ROOT
 EM_AARCH64 = 183
 BUILDS = ROOT / "src/lambda_mcp/scaffold/project/builds"
 LOCK = BUILDS / "deps/requirements.lock"
+DURABLE_LOCK = BUILDS / "durable/requirements.lock"
 WHEELS = ROOT / ".cache/layer-wheels"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 WHEEL = f"lambda_mcp-{VERSION}-py3-none-any.whl"
@@ -66,10 +67,14 @@ def elf_machine(path: Path) -> int:
 
 
 def offline_env() -> dict[str, str]:
-    """The environment with pip limited to the downloaded wheels (the layer's, for the current lock)."""
+    """The environment with pip limited to the downloaded wheels (the layers', for the current locks: DepsLayer's
+    and DurableLayer's, stamped by ./scripts/test with the sha256 of the two locks one after the other)."""
     stamp = WHEELS / ".lock-sha256"
-    if not stamp.is_file() or stamp.read_text().strip() != hashlib.sha256(LOCK.read_bytes()).hexdigest():
-        pytest.fail(f"{WHEELS} does not hold the wheels of {LOCK.name}: run ./scripts/test once (it downloads them)")
+    locks = hashlib.sha256(LOCK.read_bytes() + DURABLE_LOCK.read_bytes()).hexdigest()
+    if not stamp.is_file() or stamp.read_text().strip() != locks:
+        pytest.fail(
+            f"{WHEELS} does not hold the wheels of the layers' locks: run ./scripts/test once (it downloads them)"
+        )
     return {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELS), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 

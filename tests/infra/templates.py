@@ -21,6 +21,8 @@ _spec.loader.exec_module(validate)
 TEMPLATE = ROOT / "template.yaml"
 HTTP_HANDLER = "lambda_mcp.entrypoints.http.handler"
 WORKER_HANDLER = "lambda_mcp.entrypoints.worker.handler"
+DURABLE_HANDLER = "lambda_mcp.entrypoints.durable_worker.handler"
+"""TaskBackend=durable's worker (the module need not exist for the template's checks or `sam build`)."""
 AUTHORIZER_HANDLER = "lambda_mcp.entrypoints.authorizer.handler"
 ISSUER = "https://issuer.example.com"
 AUDIENCE = "https://mcp.example.com/mcp"

@@ -7,6 +7,7 @@ its own tests from its requirements-dev.txt, lints and `sam build`s with the kit
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -47,6 +48,8 @@ def test_the_wheel_holds_the_package_data(installed: Installed) -> None:
         f"{project}requirements-dev.txt.tmpl",
         f"{project}builds/kit/Makefile.tmpl",
         f"{project}builds/deps/requirements.lock",
+        f"{project}builds/durable/requirements.lock",  # TaskBackend=durable's layer
+        f"{project}builds/durable/Makefile",
         f"{project}builds/function/Makefile",
         f"{project}app/run.sh",  # Transport=streaming's handler (template.yaml)
     ):
@@ -93,9 +96,12 @@ def test_the_moved_project_passes_its_tests_from_its_dev_requirements(installed:
 
 
 def test_the_moved_project_lints_and_builds_with_the_kits_version_in_its_layer(
-    project: Path, sam_env: dict[str, str]
+    installed: Installed, project: Path, sam_env: dict[str, str]
 ) -> None:
     env = clean_env(sam_env)  # pip offline, from the layers' wheels (the kit comes from the project's own wheel)
+    # the builds' `python3` is the teammate's venv's (outside the checkout), never a pyenv shim whose rehash
+    # the builds SAM runs at once race on (tests/infra/builds.py, sam_environment)
+    env["PATH"] = os.pathsep.join([str(installed.venv / "bin"), env["PATH"]])
     linted = run_sam(["validate", "--lint"], project, env)
     assert linted.returncode == 0, linted.stdout + linted.stderr
     built = run_sam(["build", "--parameter-overrides", "AuthMode=none"], project, env)
@@ -104,7 +110,7 @@ def test_the_moved_project_lints_and_builds_with_the_kits_version_in_its_layer(
     (metadata,) = (layers / "KitLayer/python").glob("lambda_mcp-*.dist-info/METADATA")
     assert f"\nVersion: {VERSION}\n" in metadata.read_text()
     assert (layers / "KitLayer/python/lambda_mcp/entrypoints/http.py").is_file()
-    for layer in ("KitLayer", "DepsLayer"):  # what only the CLI needs stays out of the deployment
+    for layer in ("KitLayer", "DepsLayer", "DurableLayer"):  # what only the CLI needs stays out of the deployment
         present = {p.name.lower() for p in (layers / layer / "python").iterdir()}
         assert not present & {"uvicorn", "httpx", "yaml", "bin"}, (layer, present)
 

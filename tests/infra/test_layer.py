@@ -11,6 +11,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from tests.infra.builds import BUILDS, EM_AARCH64, elf_machine, offline_env
 from tests.support.processes import ROOT
@@ -62,6 +65,66 @@ def test_the_dependency_layer_builds_offline_with_arm64_cp313_wheels(tmp_path: P
     size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     print(f"\ndependency layer: {size / 1e6:.1f} MB unzipped, extensions: {extensions}")
     assert size < 50_000_000
+
+
+LAMBDA_PYTHON = {
+    "python_version": "3.13",
+    "python_full_version": "3.13.0",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "aarch64",
+    "os_name": "posix",
+    "extra": "",
+}
+"""The marker environment of the python3.13 arm64 Lambda runtime."""
+
+
+def _unmet(site: Path) -> list[tuple[str, Requirement]]:
+    """Every requirement of a distribution in `site` (the Lambda runtime's markers, no extras) that no
+    distribution in `site` meets: (the distribution, its requirement)."""
+    found = {canonicalize_name(d.metadata["Name"]): d for d in importlib.metadata.distributions(path=[str(site)])}
+    unmet = []
+    for name, dist in sorted(found.items()):
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is not None and not requirement.marker.evaluate(LAMBDA_PYTHON):
+                continue
+            have = found.get(canonicalize_name(requirement.name))
+            if have is None or not requirement.specifier.contains(have.version, prereleases=True):
+                unmet.append((name, requirement))
+    return unmet
+
+
+def test_the_durable_layer_builds_offline_and_with_the_dependency_layer_meets_every_requirement(
+    tmp_path: Path,
+) -> None:
+    """TaskBackend=durable: the worker's layers are DepsLayer, KitLayer and DurableLayer, merged into /opt/python."""
+    scratch = _scratch_copy(BUILDS / "durable", tmp_path / "scratch")
+    _make(scratch / "Makefile", "build-DurableLayer", scratch, tmp_path / "durable")
+    site = tmp_path / "durable/python"
+    for module in ("aws_durable_execution_sdk_python", "boto3", "botocore", "s3transfer", "dateutil", "urllib3"):
+        assert (site / module).is_dir(), module
+    # DepsLayer's packages and the kit are not copied again, and nothing is compiled for a machine.
+    for absent in ("lambda_mcp", "jmespath", "pydantic", "aws_lambda_powertools", "bin"):
+        assert not (site / absent).exists(), absent
+    assert not list(site.rglob("*.so")) and not list(site.rglob("*.pyc"))
+    (boto3,) = importlib.metadata.distributions(name="boto3", path=[str(site)])
+    assert Version(boto3.version) >= Version("1.43.114")  # what the SDK requires; the runtime's is older
+    size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    print(f"\ndurable layer: {size / 1e6:.1f} MB unzipped")
+    assert size < 60_000_000
+    deps = _scratch_copy(BUILDS / "deps", tmp_path / "deps-scratch")
+    _make(deps / "Makefile", "build-DepsLayer", deps, tmp_path / "deps")
+    # DepsLayer alone (every other function): only botocore is missing (aws-xray-sdk's), which the runtime has.
+    assert [(name, r.name) for name, r in _unmet(tmp_path / "deps/python")] == [("aws-xray-sdk", "botocore")]
+    # The layers as Lambda merges them for the durable worker: disjoint (nothing overwritten), nothing missing.
+    merged = shutil.copytree(tmp_path / "deps/python", tmp_path / "merged")
+    for path in sorted(site.iterdir()):
+        assert not (merged / path.name).exists(), path.name
+        shutil.move(path, merged / path.name)
+    assert _unmet(merged) == []
 
 
 def test_the_kit_layer_is_the_package_in_src_with_its_version_and_nothing_stale(tmp_path: Path) -> None:

@@ -49,6 +49,9 @@ def test_the_project_has_what_a_user_deploys(demo: Path) -> None:
         "builds/deps/Makefile",
         "builds/deps/requirements.in",
         "builds/deps/requirements.lock",
+        "builds/durable/Makefile",  # TaskBackend=durable: the durable worker's layer
+        "builds/durable/requirements.in",
+        "builds/durable/requirements.lock",
         "builds/function/Makefile",
         "builds/kit/Makefile",
         f"builds/kit/{WHEEL}",  # the editable kit is no release on the index: the project carries its wheel
@@ -149,7 +152,7 @@ def test_new_refuses_an_existing_directory_and_a_bad_name(tmp_path: Path) -> Non
 
 
 def test_a_drifted_kit_template_is_a_clear_error() -> None:
-    with pytest.raises(ScaffoldError, match="expected 3"):
+    with pytest.raises(ScaffoldError, match="expected 4"):
         project_template((ROOT / "template.yaml").read_text().replace("CodeUri: examples/weather/", "CodeUri: x/", 1))
 
 
@@ -172,6 +175,8 @@ def test_the_generated_tests_pass(demo: Path) -> None:
         ["AuthMode=iam", "ApiType=REST"],
         ["AuthMode=jwt", "AuthIssuer=https://issuer.example.com", "AuthAudience=https://mcp.example.com/mcp"],
         ["AuthMode=cognito", "ApiType=URL", "AuthAudience=https://x.lambda-url.us-east-1.on.aws/mcp"],
+        ["AuthMode=none", "TaskBackend=durable"],
+        ["AuthMode=iam", "ApiType=URL", "Transport=streaming", "TaskBackend=durable"],
     ],
 )
 def test_the_generated_template_transforms_and_lints_clean(demo: Path, parameters: list[str]) -> None:
@@ -190,20 +195,26 @@ def test_sam_cli_discovers_mcp_on_the_generated_function(demo: Path, sam_env: di
     assert {"GET", "POST", "DELETE", "OPTIONS"} <= {m for route in mcp for m in route["methods"]}
 
 
+@pytest.mark.parametrize("backend", ["sqs", "durable"])
 def test_sam_build_builds_the_project_with_its_own_requirements_without_python_313(
-    demo: Path, sam_env: dict[str, str], tmp_path: Path
+    demo: Path, sam_env: dict[str, str], tmp_path: Path, backend: str
 ) -> None:
     (demo / "app/requirements.txt").write_text("idna\n")  # a dependency of the app's own
     try:
         out = tmp_path / "build"
         args = ["build", "--template-file", str(demo / "template.yaml"), "--build-dir", str(out)]
-        done = run_sam([*args, "--parameter-overrides", "AuthMode=none"], tmp_path, sam_env)
+        overrides = ["--parameter-overrides", "AuthMode=none", f"TaskBackend={backend}"]
+        done = run_sam([*args, *overrides], tmp_path, sam_env)
         assert done.returncode == 0, done.stdout + done.stderr
     finally:
         (demo / "app/requirements.txt").write_text("")
-    function = out / "McpHttpFunction"
-    assert (function / "app.py").is_file() and (function / "idna").is_dir()
-    assert not (function / "requirements.txt").exists()
+    for name in ("McpHttpFunction", "DurableTaskWorkerFunction"):  # the durable worker runs the app's tools too
+        function = out / name
+        assert (function / "app.py").is_file() and (function / "idna").is_dir()
+        assert not (function / "requirements.txt").exists()
     assert (out / "KitLayer/python/lambda_mcp/entrypoints/http.py").is_file()
     assert list((out / "KitLayer/python").glob("lambda_mcp-*.dist-info/METADATA"))
     assert (out / "DepsLayer/python/pydantic").is_dir()
+    assert (out / "DurableLayer/python/aws_durable_execution_sdk_python").is_dir()
+    built = (out / "template.yaml").read_text()  # the project's own builds/durable/, not the kit's checkout
+    assert "ContentUri: DurableLayer" in built and "Handler: lambda_mcp.entrypoints.durable_worker.handler" in built

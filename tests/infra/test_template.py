@@ -72,6 +72,21 @@ def _buffered(value: Any) -> Any:
     return value
 
 
+def _sqs(value: Any) -> Any:
+    """A value only TaskBackend=sqs (the default) has, `Fn::If [SqsBackend, v, NoValue]`: v."""
+    assert value == {"Fn::If": ["SqsBackend", value["Fn::If"][1], {"Ref": "AWS::NoValue"}]}, value
+    return value["Fn::If"][1]
+
+
+def _sqs_statements(cfn: dict[str, Any], props: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """A role's statements with TaskBackend=sqs (every mode's, and the queues'), and the conditions of all of its
+    conditional statements, in order (test_template_durable checks the DurableBackend ones)."""
+    found = role_statements(cfn, props)
+    conditional = [s["Fn::If"] for s in found if "Fn::If" in s]
+    sqs = [branch for condition, branch, _ in conditional if condition == "SqsBackend"]
+    return [s for s in found if "Fn::If" not in s] + sqs, [c[0] for c in conditional]
+
+
 def _function(cfn: dict[str, Any], handler: str) -> tuple[str, dict[str, Any]]:
     """The one function running `handler` (with the default Transport): its logical id and properties."""
     ((name, function),) = [
@@ -104,7 +119,13 @@ def _assert_layers(cfn: dict[str, Any], props: dict[str, Any]) -> None:
 def test_every_function_is_built_by_the_shared_makefile_and_the_layers_by_theirs() -> None:
     sam = yaml_parse((ROOT / "template.yaml").read_text())["Resources"]
     functions = {name: r for name, r in sam.items() if r["Type"] == "AWS::Serverless::Function"}
-    assert set(functions) == {"McpHttpFunction", "TaskWorkerFunction", "McpAuthorizerFunction"}
+    assert set(functions) == {
+        "McpHttpFunction",
+        "TaskWorkerFunction",
+        "McpAuthorizerFunction",
+        "DurableTaskWorkerFunction",  # TaskBackend=durable only
+    }
+    extra_layers = {"McpHttpFunction": [WEB_ADAPTER_LAYER], "DurableTaskWorkerFunction": [{"Ref": "DurableLayer"}]}
     for name, resource in functions.items():  # no python3.13 needed on the build machine (docs/deploy.md)
         assert resource["Metadata"] == {
             "BuildMethod": "makefile",
@@ -113,11 +134,14 @@ def test_every_function_is_built_by_the_shared_makefile_and_the_layers_by_theirs
         assert (ROOT / resource["Metadata"]["ContextPath"] / "Makefile").is_file()
         layers = resource["Properties"]["Layers"]
         assert layers[:2] == [{"Ref": "DepsLayer"}, {"Ref": "KitLayer"}], name
-        assert layers[2:] == ([WEB_ADAPTER_LAYER] if name == "McpHttpFunction" else []), name
-    deps, kit = sam["DepsLayer"], sam["KitLayer"]
-    assert deps["Properties"]["ContentUri"] == "src/lambda_mcp/scaffold/project/builds/deps/"
-    assert deps["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
-    assert (ROOT / deps["Properties"]["ContentUri"] / "Makefile").is_file()
+        assert layers[2:] == extra_layers.get(name, []), name
+    for layer, folder in (("DepsLayer", "deps"), ("DurableLayer", "durable")):
+        built = sam[layer]
+        assert built["Properties"]["ContentUri"] == f"src/lambda_mcp/scaffold/project/builds/{folder}/"
+        assert built["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+        assert (ROOT / built["Properties"]["ContentUri"] / "Makefile").is_file()
+    assert sam["DurableLayer"]["Condition"] == "DurableBackend"  # built by `sam build`, deployed only when used
+    kit = sam["KitLayer"]
     # The kit layer's cache key is src/ itself: any change to the kit rebuilds it.
     assert kit["Properties"]["ContentUri"] == "src/"
     assert kit["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64", "ContextPath": "layers/kit"}
@@ -134,7 +158,7 @@ def test_the_function_runs_the_kit_handler_on_arm64_python313_with_the_layer(cfn
     # The state key's secret by ARN; its value is read at run time, never put in the configuration.
     assert env["LAMBDA_MCP_STATE_KEY_SECRET"] == {"Ref": "StateKeySecret"}
     assert "LAMBDA_MCP_STATE_KEY" not in env and "resolve:secretsmanager" not in json.dumps(cfn)
-    assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}  # a task's run is enqueued here
+    assert _sqs(env["LAMBDA_MCP_TASK_QUEUE_URL"]) == {"Ref": "TaskQueue"}  # a task's run is enqueued here
     assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
     # the timeline a task's shortest lifetime is worked out from: the worker's timeout, the sweeper's rate
     assert env["LAMBDA_MCP_TASK_WORKER_TIMEOUT_SECONDS"] == str(worker_timeout(cfn))
@@ -206,11 +230,10 @@ def test_the_http_function_may_use_the_table_send_to_the_task_queue_and_read_its
     cfn: dict[str, Any],
 ) -> None:
     _, props = _function(cfn, HTTP_HANDLER)
-    # Every mode's statements; the authorization facade's (AuthMode=cognito, proxy) are conditional, and
-    # test_template_facade checks them.
-    statements = [s for s in role_statements(cfn, props) if "Fn::If" not in s]
-    conditional = [s["Fn::If"] for s in role_statements(cfn, props) if "Fn::If" in s]
-    assert [c[0] for c in conditional] == ["UsesFacade", "UsesFacade", "AuthCognito"]
+    # Every mode's statements, with TaskBackend=sqs; the authorization facade's (AuthMode=cognito, proxy) are
+    # conditional, and test_template_facade checks them; the durable backend's, test_template_durable.
+    statements, conditions = _sqs_statements(cfn, props)
+    assert conditions == ["SqsBackend", "DurableBackend", "DurableBackend", "UsesFacade", "UsesFacade", "AuthCognito"]
     assert {a for s in statements for a in as_list(s["Action"])} == TABLE_ACTIONS | {
         "sqs:SendMessage",
         "secretsmanager:GetSecretValue",
@@ -241,8 +264,8 @@ def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(
     # It never seals a requestState: no key, and no access to the secret (next test).
     assert not [name for name in env if name.startswith("LAMBDA_MCP_STATE_KEY")]
     assert env["LAMBDA_MCP_SESSION_TTL_SECONDS"] == {"Ref": "SessionTtlSeconds"}
-    assert env["LAMBDA_MCP_TASK_QUEUE_URL"] == {"Ref": "TaskQueue"}
-    assert env["LAMBDA_MCP_TASK_DLQ_ARN"] == _arn("TaskDeadLetterQueue")
+    assert _sqs(env["LAMBDA_MCP_TASK_QUEUE_URL"]) == {"Ref": "TaskQueue"}
+    assert _sqs(env["LAMBDA_MCP_TASK_DLQ_ARN"]) == _arn("TaskDeadLetterQueue")
     assert env["LAMBDA_MCP_TASK_MAX_TTL_SECONDS"] == {"Ref": "TaskTtlSeconds"}
     # the timeline a task's shortest lifetime is worked out from: the worker's timeout, the sweeper's rate
     assert env["LAMBDA_MCP_TASK_WORKER_TIMEOUT_SECONDS"] == str(worker_timeout(cfn))
@@ -253,6 +276,7 @@ def test_the_task_queues_outlast_a_run_and_dead_letter_after_three_receives(cfn:
     _, worker = _function(cfn, WORKER_HANDLER)
     queues = _of_type(cfn, "AWS::SQS::Queue")
     assert set(queues) == {"TaskQueue", "TaskDeadLetterQueue"}
+    assert {q["Condition"] for q in queues.values()} == {"SqsBackend"}  # TaskBackend=durable has no queue
     queue, dlq = queues["TaskQueue"]["Properties"], queues["TaskDeadLetterQueue"]["Properties"]
     # never below the worker's timeout (a message a worker still runs must not reach another), and short
     # enough that 3 receives reach the dead-letter queue well inside a task's shortest lifetime
@@ -271,6 +295,7 @@ def test_the_worker_consumes_the_queue_one_task_at_a_time_by_default_and_the_dea
     mappings = _of_type(cfn, "AWS::Lambda::EventSourceMapping").values()
     assert len(mappings) == 2
     assert all(m["Properties"]["FunctionName"] == {"Ref": worker} for m in mappings)
+    assert {m["Condition"] for m in mappings} == {"SqsBackend"}
     by_source = {json.dumps(m["Properties"]["EventSourceArn"]): m["Properties"] for m in mappings}
     runs = by_source[json.dumps(_arn("TaskQueue"))]
     assert runs["BatchSize"] == {"Ref": "WorkerBatchSize"}
@@ -284,7 +309,7 @@ def test_the_worker_consumes_the_queue_one_task_at_a_time_by_default_and_the_dea
     assert spec["Default"] == 10 and spec["MinValue"] == 2
     assert dead["ScalingConfig"] == {"MaximumConcurrency": 2}
     # The handler tells dead letters apart by eventSourceARN: it must be the ARN it is given.
-    assert dead["EventSourceArn"] == props["Environment"]["Variables"]["LAMBDA_MCP_TASK_DLQ_ARN"]
+    assert dead["EventSourceArn"] == _sqs(props["Environment"]["Variables"]["LAMBDA_MCP_TASK_DLQ_ARN"])
 
 
 def test_a_schedule_runs_the_sweeper_on_the_worker(cfn: dict[str, Any]) -> None:
@@ -303,7 +328,8 @@ def test_a_schedule_runs_the_sweeper_on_the_worker(cfn: dict[str, Any]) -> None:
 
 def test_the_worker_may_use_the_table_consume_its_queues_and_requeue_only(cfn: dict[str, Any]) -> None:
     _, props = _function(cfn, WORKER_HANDLER)
-    statements = role_statements(cfn, props)
+    statements, conditions = _sqs_statements(cfn, props)  # TaskBackend=durable's: test_template_durable
+    assert conditions == ["SqsBackend", "SqsBackend", "DurableBackend", "DurableBackend"]
     assert not _allowing(statements, "secretsmanager:")  # it never reads the state key
     assert {a.split(":")[0] for s in statements for a in as_list(s["Action"])} == {"dynamodb", "sqs"}
     (table,) = _allowing(statements, "dynamodb:")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,7 +11,7 @@ from lambda_mcp.protocol.ids import TaskStream
 from lambda_mcp.storage import InMemoryEventLog
 from lambda_mcp.storage.errors import StorageUnavailable
 from lambda_mcp.tasks import InMemoryTaskStore, TaskRecord
-from lambda_mcp.tasks.execution import Execute, Notify, Outcome, SubmitFailed, Submitted, submit_all
+from lambda_mcp.tasks.execution import Execute, Outcome, SubmitFailed, Submitted, TaskRun, submit_all
 from lambda_mcp.tasks.runtime import TaskRuntime
 
 pytestmark = pytest.mark.anyio
@@ -32,7 +31,7 @@ class Recorded:
         return None
 
 
-async def _completes(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+async def _completes(record: TaskRecord, run: TaskRun) -> Outcome:
     return Outcome("completed", result={"content": []})
 
 
@@ -58,8 +57,8 @@ async def test_a_worker_run_writes_its_notifications_to_the_task_stream_of_the_s
     events = InMemoryEventLog()
     progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
 
-    async def execute(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
-        await notify(progress)
+    async def execute(record: TaskRecord, run: TaskRun) -> Outcome:
+        await run.notify(progress)
         return Outcome("completed", result={"content": []})
 
     runtime = _runtime(Recorded(), events, execute)
@@ -73,7 +72,7 @@ async def test_a_worker_run_writes_its_notifications_to_the_task_stream_of_the_s
 
 
 async def test_a_result_too_large_for_an_item_fails_the_task_with_a_clear_error() -> None:
-    async def execute(record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+    async def execute(record: TaskRecord, run: TaskRun) -> Outcome:
         return Outcome("completed", result={"content": [{"type": "text", "text": "x" * 2000}]})
 
     runtime = _runtime(Recorded(), execute=execute, max_record_bytes=1000)

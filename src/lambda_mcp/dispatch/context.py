@@ -14,6 +14,7 @@ from typing import Any, Literal
 from ..protocol.jsonrpc import RequestId
 from ..server.context import no_claims
 from ..server.middleware import RequestInfo
+from ..server.steps import Checkpoints
 from ..storage.records import SessionRecord
 from .rounds import BufferedRound
 
@@ -75,8 +76,9 @@ class Channel:
     `send` delivers a notification or server-to-client request on the request's own stream; `ask` sends
     a request and waits for the client's answer (streaming legacy transports); `round` is the run of a
     re-run call with what earlier runs recorded (buffered legacy transports, `dispatch/rounds.py`);
-    `deadline` is when a blocking wait (legacy `tasks/result`) must hand back (`WaitInterrupted`), None
-    on a streaming server.
+    `deadline` is when a blocking wait (legacy `tasks/result`) must hand back (`WaitInterrupted`), or an
+    inline `ctx.sleep` end, None on a streaming server; `checkpoints` keep a task's run's steps and sleeps
+    (None: outside a task, they run in the request).
     """
 
     send: Send = _drop
@@ -86,6 +88,7 @@ class Channel:
     close_stream: Callable[[], Awaitable[None]] | None = None
     deadline: float | None = None
     wait: WaitProgress = field(default_factory=WaitProgress)
+    checkpoints: Checkpoints | None = None
 
 
 @dataclass(frozen=True)

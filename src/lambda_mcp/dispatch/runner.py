@@ -6,7 +6,8 @@ suspension into the era's answer.
 - legacy: the channel decides (`dispatch/inputs.py`): ask over a live stream, re-run with recorded
   answers, or refuse.
 - a task's run (`execute_task`, for the task runtime): answers from the task record; a suspension
-  parks the task in `input_required`.
+  parks the task in `input_required`, a sleep ends the run (`Sleeping`), and steps are kept by the
+  run's checkpoints (`TaskRun`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from ..server.app import MCPApp
 from ..server.context import CallInfo, Context, Hooks, InputChannel
 from ..server.errors import ToolError
 from ..server.middleware import through
-from ..server.suspensions import CancelledByClient, InputRequired, TaskStarted
+from ..server.steps import InlineCheckpoints
+from ..server.suspensions import CancelledByClient, InputRequired, Sleeping, StepInterrupted, TaskStarted
 from ..server.tools import Tool, error_result
 from ..storage.errors import StorageUnavailable
 from ..storage.records import TaskRecord
-from ..tasks.execution import Notify, Outcome
+from ..tasks.execution import Outcome, TaskRun
 from .context import Channel, RequestContext
 from .inputs import LegacyBufferedInput, LegacyStreamingInput, ModernInput, NoInput
 from .request_state import StateSealer
@@ -46,6 +48,7 @@ class HandlerRunner:
         sealer: StateSealer,
         *,
         sync_in_threads: bool = False,
+        skip_waits: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.app = app
@@ -53,6 +56,8 @@ class HandlerRunner:
         self.sync_in_threads = sync_in_threads
         """Run sync handlers in worker threads (a server with concurrent requests). Task runs always do:
         a worker runs the records of a batch concurrently."""
+        self.skip_waits = skip_waits
+        """Time skipping (`lambda-mcp dev`, the test client): `ctx.sleep` outside a task returns at once."""
         self.clock = clock
 
     async def run(
@@ -129,6 +134,7 @@ class HandlerRunner:
             close_stream=channel.close_stream,
             notify_changed=self.app.changes.publish,
             start_task=_task_starter(modern) if start_task else None,
+            checkpoints=channel.checkpoints or InlineCheckpoints(channel.deadline, skip_waits=self.skip_waits),
         )
         ctx = Context(info, hooks)
         try:
@@ -160,7 +166,7 @@ class HandlerRunner:
         answers.update({k: v for k, v in (responses or {}).items() if isinstance(v, dict)})
         return Recorded(answers, delivered=sent, call_key=key)
 
-    async def execute_task(self, record: TaskRecord, is_cancelled: Callable[[], bool], notify: Notify) -> Outcome:
+    async def execute_task(self, record: TaskRecord, run: TaskRun) -> Outcome:
         """Run a task's `tools/call` once (the task runtime's `execute`), with its recorded answers."""
         name = record.params.get("name")
         tool = self.app.tools.get(name) if isinstance(name, str) else None
@@ -175,11 +181,19 @@ class HandlerRunner:
             request_id=record.task_id,
             claims=record.claims,
         )
-        channel = Channel(send=notify, is_cancelled=is_cancelled)
+        channel = Channel(send=run.notify, is_cancelled=run.is_cancelled, checkpoints=run.checkpoints)
         try:
             result = await self._run_task(tool, record, request, channel)
         except InputRequired as suspension:
             return Outcome("input_required", input_requests=suspension.requests)
+        except Sleeping as sleeping:
+            return Outcome("sleeping", wake_at=sleeping.until)
+        except StepInterrupted as interrupted:
+            message = (
+                f"Task failed: its step {interrupted.name!r} was interrupted (its run stopped while the step ran),"
+                " and a step runs at most once"
+            )
+            return Outcome("failed", error={"code": INTERNAL_ERROR, "message": message})
         except CancelledByClient:
             return Outcome("cancelled")
         except MCPError as exc:

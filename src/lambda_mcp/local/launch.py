@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,11 @@ def add_parser(commands: Any, formatter: type[argparse.HelpFormatter]) -> None:
         metavar="ARN",
         help="with --lambda: every event comes from this IAM principal, as after AWS_IAM; auth defaults to gateway",
     )
+    dev.add_argument(
+        "--real-waits",
+        action="store_true",
+        help="keep the waits of ctx.sleep (by default they are skipped: a sleeping task runs again at once)",
+    )
     dev.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="DynamoDB Local data")
     dev.add_argument(
         "--table", help="state table name (default when unset: $LAMBDA_MCP_TABLE_NAME or lambda-mcp-state)"
@@ -99,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json_logs and not args.through_lambda:
         raise UsageError("--json-logs prints the Lambda handler's JSON lines: add --lambda")
     caller = _caller(args)
+    # time skipping (config.py `skip_waits`), for the servers and workers this starts (and --reload's children)
+    os.environ["LAMBDA_MCP_SKIP_WAITS"] = "false" if args.real_waits else "true"
     path = f"/{REST_STAGE}/mcp" if args.through_lambda and args.api == "rest" else "/mcp"
     signin.prepare(args.host, port, path)  # LAMBDA_MCP_AUTH=proxy: what it lacks, for this run
     if args.reload:

@@ -1,9 +1,10 @@
 """`InMemoryQueue`: the SQS behaviour the task worker relies on, in memory, for `lambda-mcp dev --lambda`.
 
 It answers the few boto3 SQS calls the kit and the local poller make (`send_message`,
-`send_message_batch`, `receive_message`, `delete_message`) with SQS's semantics: a received message is invisible for
-the visibility timeout and comes back if not deleted; after `max_receives` receives it moves to
-the dead-letter queue. `--aws local` uses moto server's real SQS API instead.
+`send_message_batch`, `receive_message`, `delete_message`) with SQS's semantics: a message sent with
+`DelaySeconds` is invisible until then; a received message is invisible for the visibility timeout and
+comes back if not deleted; after `max_receives` receives it moves to the dead-letter queue. `--aws local`
+uses moto server's real SQS API instead.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ class InMemoryQueue:
         QueueUrl: str,  # noqa: N803 (boto3 names)
         MessageBody: str,  # noqa: N803
         MessageAttributes: dict[str, Any] | None = None,  # noqa: N803
+        DelaySeconds: int = 0,  # noqa: N803
         **_: Any,
     ) -> dict[str, Any]:
         message = _Message(secrets.token_hex(16), MessageBody, dict(MessageAttributes or {}))
+        message.visible_at = time.monotonic() + DelaySeconds
         with self._lock:
             self._messages.append(message)
             self._lock.notify_all()

@@ -37,9 +37,9 @@ class Rewrite:
 
 
 TEMPLATE_REWRITES = (
-    Rewrite("      CodeUri: examples/weather/\n", "      CodeUri: app/\n", count=3),
+    Rewrite("      CodeUri: examples/weather/\n", "      CodeUri: app/\n", count=4),
     Rewrite("    Default: server.py:app\n", "    Default: app.py:app\n"),
-    Rewrite("src/lambda_mcp/scaffold/project/builds/", "builds/", count=4),
+    Rewrite("src/lambda_mcp/scaffold/project/builds/", "builds/", count=6),
     Rewrite("      ContentUri: src/\n", "      ContentUri: builds/kit/\n"),
     Rewrite("      ContextPath: layers/kit\n", ""),
     Rewrite(

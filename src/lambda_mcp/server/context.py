@@ -5,7 +5,8 @@ answer recorded for its key or suspends the call; the transport decides whether 
 becomes an `InputRequiredResult` (2026), a request on the call's SSE stream that the call waits for
 (legacy, streaming), or a request in a response that ends, the call re-run from the top with the
 recorded answers when the client resumes (legacy, buffered). So code before an `ask()` may run
-more than once; its notifications are delivered once.
+more than once; its notifications are delivered once. `step()` and `sleep()` (server/steps.py) make a
+task's work survive those re-runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRE
 from ..protocol.names import LOG_LEVELS
 from .elicitation import Elicitation, form_for
 from .sampling import Sampled, sampling_params
+from .steps import Checkpoints, InlineCheckpoints, Steps
 from .suspensions import CancelledByClient
 
 T = TypeVar("T")
@@ -96,6 +98,8 @@ class Hooks:
     close_stream: Callable[[], Awaitable[None]] | None = None
     notify_changed: Callable[[str, str | None, str | None], Awaitable[None]] | None = None
     start_task: Callable[[], Awaitable[None]] | None = None
+    checkpoints: Checkpoints | None = None
+    """Where `ctx.step` and `ctx.sleep` are kept (a task's run); None: in the request, recording nothing."""
 
 
 class Context:
@@ -132,6 +136,7 @@ class Context:
         self._last_progress: float | None = None
         self._keys: set[str] = set()
         """Input keys asked for so far in this run (a re-run asks again, in the same order)."""
+        self._steps = Steps(hooks.checkpoints or InlineCheckpoints(), in_thread=info.sync_in_thread)
 
     @property
     def idempotency_key(self) -> str:
@@ -153,6 +158,25 @@ class Context:
         """
         if self._hooks.start_task is not None:
             await self._hooks.start_task()
+
+    # -- steps and sleeps (server/steps.py) ----------------------------------------------------
+    @overload
+    async def step(self, name: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T: ...
+    @overload
+    async def step(self, name: str, fn: Callable[..., T], *args: Any) -> T: ...
+    async def step(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` (sync or async), run once per task: its result, which must be JSON (returned as JSON
+        gives it back), is recorded, and a re-run of the task (after an answer, a crash, a redelivery) gets
+        it without calling `fn`. `name` is unique in the run. If `fn` raises, nothing is recorded; if its
+        run stops while `fn` runs, the task fails rather than run `fn` twice. Outside a task `fn` just runs."""
+        return await self._steps.step(name, fn, args)
+
+    async def sleep(self, seconds: float, *, name: str | None = None) -> None:
+        """Wait `seconds`. In a task the task waits without holding compute (its run ends, and it runs again
+        when the time is up; a sleep a re-run already passed returns at once). Outside a task it sleeps in
+        the request, and fails (`ToolError`) when that would pass the request's deadline. `name` (default
+        `sleep`, `sleep#2`, ... in the order of the run) is unique in the run."""
+        await self._steps.sleep(seconds, name)
 
     # -- progress and logging -------------------------------------------------------------
     @property
@@ -204,6 +228,7 @@ class Context:
         `sampling/createMessage` or `roots/list`. Returns the answers by key, or suspends. A key asked
         for twice in one run is an error: the second question would get the first one's answer.
         """
+        self._steps.outside("asking the client")
         for key in requests:
             self._claim(key)
         return await self._hooks.input_channel.ask(requests)

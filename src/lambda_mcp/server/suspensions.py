@@ -9,6 +9,9 @@ around `ctx.elicit(...)` cannot swallow them. None is a kind of another: each is
   goes on in a later invocation; the buffered transport records it and re-runs it when the client resumes.
 - `StartTask`, `TaskStarted` (`ctx.start_task()`): the rest of the run is a task's (the dispatcher makes one).
 - `CancelledByClient` (`ctx.check_cancelled()`): the client cancelled the request.
+- `Sleeping` (`ctx.sleep` in a task's run, on a backend that re-runs the tool): the run ends, and the task
+  runs again when the sleep is over. `StepInterrupted` (`ctx.step` in a task's run): an earlier run
+  started the step and never finished it; a step runs at most once, so the task fails.
 - `WaitInterrupted` (a legacy `tasks/result` wait at its deadline): the buffered transport ends the
   response and the wait goes on when the client resumes.
 """
@@ -53,6 +56,24 @@ class TaskStarted(StartTask):
     def __init__(self, answers: dict[str, Any]) -> None:
         super().__init__("task started")
         self.answers = answers
+
+
+class Sleeping(Suspension):
+    """The run of a task ends at `ctx.sleep`: the task runs again at `until` (epoch seconds)."""
+
+    def __init__(self, until: float) -> None:
+        super().__init__("sleeping")
+        self.until = until
+
+
+class StepInterrupted(Suspension):
+    """An earlier run of the task started the step `name` and stopped before it finished (its worker was
+    killed, timed out, or lost the write of its result): the step may have had its effects, and it runs
+    at most once, so the task fails rather than run it again."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"step {name!r} was interrupted")
+        self.name = name
 
 
 class CancelledByClient(Suspension):

@@ -11,7 +11,7 @@ from typing import Any
 from ..protocol.ids import EventId, change_cursor, parse_event_id
 from .cursors import decode_cursor, encode_cursor
 from .errors import ConflictError, LimitExceeded, NotFoundError
-from .records import CallRecord, Change, SessionRecord, StoredEvent, TaskRecord, listed
+from .records import CallRecord, Change, SessionRecord, StepRecord, StoredEvent, TaskRecord, listed
 
 
 class InMemorySessionStore:
@@ -195,6 +195,8 @@ class InMemoryTaskStore:
         self._items: dict[str, TaskRecord] = {}
         self._stopped: set[str] = set()
         self._retry_keys: dict[str, tuple[str, float]] = {}
+        self._steps: dict[str, dict[str, tuple[StepRecord, float]]] = {}
+        """Each task's checkpoints by name, with their expiry."""
         self._lock = threading.Lock()
 
     async def create(self, record: TaskRecord) -> None:
@@ -281,3 +283,29 @@ class InMemoryTaskStore:
             stored = self._items.get(task_id)
             if stored is not None:
                 stored.due_at = 0.0
+
+    async def steps(self, task_id: str, now: float) -> dict[str, StepRecord]:
+        with self._lock:
+            kept = self._steps.get(task_id, {})
+            return {name: copy.deepcopy(step) for name, (step, expires) in kept.items() if expires > now}
+
+    async def start_step(self, task_id: str, name: str, run: str, expires_at: float) -> None:
+        with self._lock:
+            kept = self._steps.setdefault(task_id, {})
+            if name in kept:
+                raise ConflictError(f"task {task_id}: step {name} is recorded")
+            kept[name] = (StepRecord(name, False, None, run), expires_at)
+
+    async def finish_step(self, task_id: str, name: str, run: str, result: Any, expires_at: float) -> None:
+        with self._lock:
+            kept = self._steps.setdefault(task_id, {})
+            if name in kept and kept[name][0].done:
+                raise ConflictError(f"task {task_id}: step {name} is done")
+            kept[name] = (StepRecord(name, True, copy.deepcopy(result), run), expires_at)
+
+    async def drop_step(self, task_id: str, name: str, run: str) -> None:
+        with self._lock:
+            kept = self._steps.get(task_id, {})
+            step = kept.get(name)
+            if step is not None and not step[0].done and step[0].run == run:
+                del kept[name]

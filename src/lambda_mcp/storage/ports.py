@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .records import CallRecord, Change, SessionRecord, StoredEvent, TaskRecord
+from .records import CallRecord, Change, SessionRecord, StepRecord, StoredEvent, TaskRecord
 
 
 class SessionStore(Protocol):
@@ -147,3 +147,18 @@ class TaskStore(Protocol):
 
     async def drop_due(self, task_id: str) -> None:
         """Take a task out of the due index whatever its state (an expired one included); no-op if absent."""
+
+    # A task's checkpoints (`ctx.step`, `ctx.sleep`: tasks/steps.py), each an item of its own beside the task.
+    async def steps(self, task_id: str, now: float) -> dict[str, StepRecord]:
+        """The task's live checkpoints by name (a consistent read of their own items, never of the task's)."""
+
+    async def start_step(self, task_id: str, name: str, run: str, expires_at: float) -> None:
+        """Mark the checkpoint `name` started by `run`, only where none is recorded. Raises `ConflictError`."""
+
+    async def finish_step(self, task_id: str, name: str, run: str, result: Any, expires_at: float) -> None:
+        """Record the checkpoint `name` done with `result` (JSON) by `run`, over nothing or a started mark,
+        never over a finished one. Raises `ConflictError`."""
+
+    async def drop_step(self, task_id: str, name: str, run: str) -> None:
+        """Forget the checkpoint `name` if `run` started it and it is not done (its function raised, so a
+        later run runs it again); a no-op otherwise."""

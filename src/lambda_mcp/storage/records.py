@@ -87,6 +87,18 @@ class Change:
     """Only listeners of this principal hear of it (None: every listener)."""
 
 
+@dataclass(frozen=True)
+class StepRecord:
+    """A checkpoint of a task's runs (`ctx.step`, `ctx.sleep`), kept in an item of its own beside the task:
+    `done` with its JSON `result`, or only started (its function runs, or its run stopped while it ran).
+    `run` names the run that wrote it, so a write whose answer was lost recognises itself."""
+
+    name: str
+    done: bool
+    result: Any = None
+    run: str = ""
+
+
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
@@ -135,8 +147,10 @@ class TaskRecord:
     attempts: int = 0
     """Runs started by workers (claims); the sweeper gives up after the configured maximum."""
     due_at: float = 0.0
-    """When the sweeper should look at a `working` task: its lease's end, or (unclaimed) when its
-    queue message should have been picked up. Stores index it only while the task is `working`."""
+    """When the sweeper should look at a `working` task: its lease's end, (unclaimed) when its queue
+    message should have been picked up, or (asleep) when it wakes. Stores index it only while `working`."""
+    wake_at: float = 0.0
+    """While a task sleeps (`ctx.sleep`, between its runs): when it runs again (0: not asleep)."""
     version: int = 0
     """Bumped by every write; each write is conditioned on the version it read."""
 

@@ -1,5 +1,5 @@
-"""What a task run is to the runtime: the executor that starts runs somewhere, the function that performs
-one (dispatch provides it) and how a run ended."""
+"""What a task run is to the runtime: the executor that starts runs somewhere, what one run gets (`TaskRun`),
+the function that performs one (dispatch provides it) and how a run ended."""
 
 from __future__ import annotations
 
@@ -7,12 +7,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..server.steps import Checkpoints
 from .model import TaskRecord
 
 
 class Executor(Protocol):
     async def submit(self, task_id: str) -> None:
         """Arrange for the task to run (now, or on a worker). Raises if that cannot be arranged."""
+
+    async def submit_later(self, task_id: str, delay: float) -> None:
+        """Arrange for the task to run again in `delay` seconds (a sleeping task), best effort: the sweeper
+        queues a task that is due and asleep too (its due time is its wake-up time)."""
 
     def cancel(self, task_id: str) -> None:
         """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
@@ -51,16 +56,30 @@ async def submit_all(executor: Executor, task_ids: list[str]) -> Submitted:
 class Outcome:
     """How a run of the tool ended."""
 
-    kind: Literal["completed", "failed", "input_required", "cancelled"]
+    kind: Literal["completed", "failed", "input_required", "cancelled", "sleeping"]
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, dict[str, Any]] | None = None
+    wake_at: float = 0.0
+    """`sleeping`: when the task runs again (`ctx.sleep` ended the run)."""
 
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
-Execute = Callable[[TaskRecord, Callable[[], bool], Notify], Awaitable[Outcome]]
-"""Runs a task's request once (dispatch provides it): the record, a cancellation check, and where
-notifications the run produces go."""
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """What one run of a task gets besides its record, from the backend that runs it: a cancellation check,
+    where its notifications go (tasks/notify.py), and where its steps and sleeps are kept (`Checkpoints`:
+    the task store on the SQS and in-process backends, tasks/steps.py). `TaskRuntime.task_run` builds it."""
+
+    is_cancelled: Callable[[], bool]
+    notify: Notify
+    checkpoints: Checkpoints
+
+
+Execute = Callable[[TaskRecord, TaskRun], Awaitable[Outcome]]
+"""Runs a task's request once (dispatch provides it): the record, and what the run gets."""
 
 
 class SubmitFailed(Exception):

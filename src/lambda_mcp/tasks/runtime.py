@@ -4,7 +4,8 @@ The runtime owns the rules; the store owns durability (conditional writes) and t
 where a task runs (an asyncio task in `lambda-mcp dev`; the SQS worker in Lambda). A run re-executes
 the tool from the top with every recorded answer, so a worker needs nothing but the record.
 Workers claim a task with a lease; the sweeper re-enqueues tasks whose lease ran out and fails
-them after `max_attempts`; a dead-lettered message fails its task.
+them after `max_attempts`; a dead-lettered message fails its task. A run that sleeps (`ctx.sleep`,
+tasks/steps.py) leaves the task `working` and asleep; the executor, or the sweeper, runs it again.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from typing import Any, Literal
 
 from ..observe.invocation import count
 from ..protocol.ids import new_task_id
+from ..server.steps import Checkpoints
 from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import EventLog, TaskStore
 from . import creation, sweeper
-from .execution import Execute, Executor, Outcome, SubmitFailed
+from .execution import Execute, Executor, Outcome, SubmitFailed, TaskRun
 from .model import TaskRecord, TaskStatus, transition
-from .notify import notifier
+from .notify import ScopedCheckpoints, notifier
+from .steps import StoredCheckpoints, asleep
 from .sweeper import RELEASED, failure
 from .watch import run_watched
 from .writes import saved
@@ -60,6 +63,7 @@ class TaskRuntime:
         worker_timeout_seconds: float = 900.0,
         sweep_seconds: float = 300.0,
         max_record_bytes: int = 350_000,
+        skip_waits: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -79,6 +83,8 @@ class TaskRuntime:
         would let a crashed task expire `working`."""
         self.max_record_bytes = max_record_bytes
         """DynamoDB items are at most 400 KB; a result that would not fit fails the task with a clear error."""
+        self.skip_waits = skip_waits
+        """Time skipping (`lambda-mcp dev`, the test client): a task's sleep ends its run, which goes on at once."""
         self.clock = clock
         self.executor = executor
         self.execute = execute
@@ -250,12 +256,36 @@ class TaskRuntime:
         return record
 
     # -- running ----------------------------------------------------------------------------
+    def task_run(
+        self,
+        record: TaskRecord,
+        is_cancelled: Callable[[], bool] = lambda: False,
+        checkpoints: Checkpoints | None = None,
+    ) -> TaskRun:
+        """What one run of `record` gets: its notifier (tasks/notify.py) and its checkpoints, by default kept
+        in the task store (tasks/steps.py; a durable backend passes its own), each step in a scope of the
+        run's notifications of its own, so that a step's messages keep their keys whether it runs or not."""
+        notify = notifier(self.events, record)
+        longest = self.longest(record)
+        kept = checkpoints or StoredCheckpoints(
+            self.store,
+            record,
+            self.clock,
+            keep_until=longest,
+            latest_wake=longest - self.min_ttl_ms / 1000,
+            skip_waits=self.skip_waits,
+        )
+        return TaskRun(is_cancelled, notify, ScopedCheckpoints(kept, notify))
+
     async def run(self, task_id: str) -> TaskRecord | None:
         """Run a `working` task once in this process and record how it ended (the in-process executor)."""
         record = await self.store.get(task_id, self.clock())
         if record is None or record.status != "working":
             return record
-        outcome = await self.execute(record, lambda: False, notifier(self.events, record))
+        if record.wake_at > self.clock():  # woken early (the executor's timer): sleep on
+            await self._wake(record)
+            return record
+        outcome = await self.execute(record, self.task_run(record))
         return await self._finish(record, outcome)
 
     async def work(self, task_id: str, worker_id: str, lease_seconds: float) -> str:
@@ -273,12 +303,19 @@ class TaskRuntime:
             return f"skipped: {record.status}"
         if record.leased(now):
             return "skipped: claimed by a live lease"
+        if record.wake_at > now:  # an early message: the sweeper runs it when it is due
+            return "skipped: asleep"
         if record.attempts >= self.max_attempts:
             await self._settle(record, "failed", error=sweeper.gave_up(record))
             return "failed: attempts exhausted"
         lease_end = now + lease_seconds
         claim = dataclasses.replace(
-            record, lease_owner=worker_id, lease_expires_at=lease_end, attempts=record.attempts + 1, due_at=lease_end
+            record,
+            lease_owner=worker_id,
+            lease_expires_at=lease_end,
+            attempts=record.attempts + 1,
+            due_at=lease_end,
+            wake_at=0.0,
         )
         try:  # a claim whose answer was lost is recognised by the re-read, and runs
             claimed = await saved(self.store, self.clock, dataclasses.replace(claim, updated_at=now), "a claim")
@@ -286,13 +323,15 @@ class TaskRuntime:
             return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
         outcome = await self._run_watched(claimed)
         finished = await self._finish(claimed, outcome)
+        if outcome.kind == "sleeping" and not finished.terminal:
+            return "asleep"
         return "cancelled" if outcome.kind == "cancelled" else finished.status
 
     async def _run_watched(self, record: TaskRecord) -> Outcome:
         """Run with a watcher that stops the run when the task is cancelled (tasks/watch.py)."""
 
         def start(is_cancelled: Callable[[], bool]) -> Awaitable[Outcome]:
-            return self.execute(record, is_cancelled, notifier(self.events, record))
+            return self.execute(record, self.task_run(record, is_cancelled))
 
         return await run_watched(self.store, record, start, self.clock)
 
@@ -317,16 +356,32 @@ class TaskRuntime:
                 updated = transition(record, "input_required", now, input_requests=new, attempts=0, **RELEASED)
             elif outcome.kind == "completed":
                 updated = transition(record, "completed", now, result=outcome.result, **RELEASED)
+            elif outcome.kind == "sleeping":  # an outcome too: the task runs again when it wakes
+                updated = asleep(record, outcome.wake_at, now, self.longest(record), self.min_ttl_ms / 1000)
             else:  # a JSON-RPC error, or (2025-11-25) a tool result with isError
                 updated = transition(record, "failed", now, error=outcome.error, result=outcome.result, **RELEASED)
             try:  # a finish whose answer was lost is recognised by the re-read: done
-                return _counted(await saved(self.store, self.clock, updated, f"finishing task {record.task_id}"))
+                finished = _counted(await saved(self.store, self.clock, updated, f"finishing task {record.task_id}"))
+                if outcome.kind == "sleeping":
+                    await self._wake(finished)
+                return finished
             except ConflictError:  # cancelled (a cancel wins) or answered meanwhile: re-read and decide
                 fresh = await self.store.get(record.task_id, self.clock())
                 if fresh is None:
                     return record
                 record = fresh
         return record
+
+    def longest(self, record: TaskRecord) -> float:
+        """The latest `record` may live: its TTL grows to cover its sleeps, up to the longest TTL."""
+        return max(record.expires_at, record.created_at + self.max_ttl_ms / 1000)
+
+    async def _wake(self, record: TaskRecord) -> None:
+        """Have the executor run a sleeping task when it wakes; if it cannot, the sweeper will (it is due then)."""
+        try:
+            await self.executor.submit_later(record.task_id, record.wake_at - self.clock())
+        except Exception:
+            logger.exception("could not schedule the wake-up of task %s; the sweeper will", record.task_id)
 
     # -- failure paths: dead letters and the sweeper (tasks/sweeper.py) -----------------------
     async def settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:

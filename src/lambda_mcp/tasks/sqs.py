@@ -11,6 +11,7 @@ import asyncio
 import functools
 import json
 import logging
+import math
 from typing import Any
 
 import anyio.to_thread
@@ -24,6 +25,8 @@ BATCH = 10
 """Messages per `SendMessageBatch`: SQS's limit."""
 BATCHES_AT_ONCE = 8
 """Batches in flight at once: fewer than the client's connection pool (botocore's 10)."""
+MAX_DELAY_SECONDS = 900
+"""SQS's longest message delay: a task that sleeps longer is woken by the sweeper (it is due then)."""
 CORRELATION_ATTRIBUTE = "correlation_id"
 """The SQS message attribute carrying the id of the request that queued the task."""
 
@@ -76,14 +79,22 @@ class SqsExecutor:
             self._client = client_for(self.queue_url)
         return self._client
 
-    async def submit(self, task_id: str) -> None:
+    async def submit(self, task_id: str, delay_seconds: int = 0) -> None:
         send = functools.partial(
             self._sqs().send_message,
             QueueUrl=self.queue_url,
             MessageBody=message_body(task_id),
             MessageAttributes=_attributes(),
+            **({"DelaySeconds": delay_seconds} if delay_seconds else {}),
         )
         await anyio.to_thread.run_sync(send)  # off the event loop, like every storage call
+
+    async def submit_later(self, task_id: str, delay: float) -> None:
+        """A message delayed past the wake-up (whole seconds, one more: a message that comes early is skipped)
+        when that fits SQS's 15 minutes; a longer sleep is woken by the sweeper, at most one sweep late."""
+        seconds = math.ceil(delay) + 1 if delay > 0 else 0
+        if seconds <= MAX_DELAY_SECONDS:
+            await self.submit(task_id, seconds)
 
     async def submit_many(self, task_ids: list[str]) -> Submitted:
         """One `SendMessageBatch` per 10 tasks, the batches at once: a sweep that requeues thousands of

@@ -27,8 +27,9 @@ from .execution import Executor, submit_all
 from .model import TaskRecord, TaskStatus
 
 logger = logging.getLogger("lambda_mcp")
-RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0}
-"""What a task drops when its run ends (final, parked or given back): its lease and its place in the due index."""
+RELEASED: dict[str, Any] = {"lease_owner": None, "lease_expires_at": 0.0, "due_at": 0.0, "wake_at": 0.0}
+"""What a task drops when its run ends (final, parked or given back): its lease, its place in the due index
+and its sleep (a sleeping task the sweeper queues is awake)."""
 
 
 class Runtime(Protocol):
@@ -134,7 +135,7 @@ async def _sweep_one(runtime: Runtime, task_id: str, counts: dict[str, int]) -> 
         await runtime.store.save(requeued)
     except ConflictError:  # claimed, answered or cancelled meanwhile: its new state says what happens
         return None
-    if record.attempts == 0:  # no worker claimed it since its message was sent: the message was lost
+    if record.attempts == 0 and not record.wake_at:  # no worker claimed it since its message was sent: lost
         counts["unclaimed"] += 1  # (or its create's answer was, and the client never saw the task)
         count("TasksSweptUnclaimed")
     return task_id

@@ -9,6 +9,7 @@ kit authenticates every request as that caller and enforces scopes as under auth
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import secrets
 from collections.abc import Mapping, Sequence
@@ -55,6 +56,8 @@ class Client:
       an internal error) is raised in the test instead, with its own type and traceback; a `ToolError`,
       or a client's refusal the tool does not catch (`ClientError`), is still an error result.
     - `call_tool(..., progress_handler=fn)`: `fn(progress, total, message)` gets the call's progress.
+    - `real_waits`: keep the waits of `ctx.sleep`; by default they are skipped (a sleeping task runs again
+      at once, as under `lambda-mcp dev`).
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class Client:
         scopes: Sequence[str] | None = None,
         claims: Mapping[str, Any] | None = None,
         raise_exceptions: bool = False,
+        real_waits: bool = False,
     ) -> None:
         if protocol_version not in revisions.SUPPORTED:
             raise ValueError(f"unknown protocol version {protocol_version!r}; use {MODERN} or one of {LEGACY}")
@@ -79,6 +83,7 @@ class Client:
         self.protocol_version = protocol_version
         self.identity = caller(principal, scopes, claims)
         settings = settings_for(settings or Settings(state_key=secrets.token_bytes(32)), self.identity)
+        settings = dataclasses.replace(settings, skip_waits=not real_waits)
         self.kit: Kit = build_kit(app, settings, streaming=True, local=True)
         if self.identity is not None:
             present(self.kit, self.identity)

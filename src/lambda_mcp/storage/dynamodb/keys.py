@@ -9,6 +9,7 @@
 | change feed entry | `CHANGES` (shard 0), `CHANGES#<n>` | `<cursor>` (microseconds, zero-padded, then a nonce) |
 | task | `TASK#<task id>` | `TASK` (plus the `by-owner` and `by-due` index attributes; below) |
 | a task's stop flag | `TASK#<task id>` | `STOP` (a cancel's mark, which a running worker polls: a few bytes) |
+| a task's checkpoint | `TASK#<task id>` | `STEP#<name>` (`step:<name>`, `sleep:<name>`; `state`, `run`, `result`) |
 | a task's retry key | `TASKKEY#<digest>` | `KEY` (the task a request created, for its retries: `task_id`; 120 s) |
 | a facade row | `FACADE#<kind>#<key>` | `FACADE` (clients, codes, refresh tokens, consents: `dynamodb.facade`) |
 
@@ -75,6 +76,13 @@ DUE_PARTITION = "DUE"
 
 def task_pk(task_id: str) -> str:
     return f"TASK#{task_id}"
+
+
+STEP_PREFIX = "STEP#"
+
+
+def step_sk(name: str) -> str:
+    return STEP_PREFIX + name
 
 
 RETRY_KEY_SK = "KEY"

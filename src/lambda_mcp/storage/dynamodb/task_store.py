@@ -9,7 +9,7 @@ from typing import Any
 
 from ..cursors import decode_cursor, encode_cursor
 from ..errors import ConflictError
-from ..records import TERMINAL, TaskRecord, listed
+from ..records import TERMINAL, StepRecord, TaskRecord, listed
 from . import keys
 from ._client import LazyClient, translated
 from .shards import query_shards
@@ -215,6 +215,72 @@ class DynamoDBTaskStore:
                     ExpressionAttributeNames={"#due_pk": keys.DUE_PK, "#due_sk": keys.DUE_SK},
                 )
         except ConflictError:
+            return
+
+    # -- checkpoints (`ctx.step`, `ctx.sleep`): small items beside the task's, never inside it ----------
+    def _step_key(self, task_id: str, name: str) -> dict[str, Any]:
+        return {keys.PK: {"S": keys.task_pk(task_id)}, keys.SK: {"S": keys.step_sk(name)}}
+
+    async def steps(self, task_id: str, now: float) -> dict[str, StepRecord]:
+        """One consistent Query of the task's `STEP#` items (page after page): the task's item (up to 350 KB)
+        and its stop flag are not read."""
+        query = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :step)",
+            "ExpressionAttributeValues": {":pk": {"S": keys.task_pk(task_id)}, ":step": {"S": keys.STEP_PREFIX}},
+            "ConsistentRead": True,
+        }
+
+        def every_page(client: Any) -> list[dict[str, Any]]:
+            return [item for page in client.get_paginator("query").paginate(**query) for item in page.get("Items", [])]
+
+        with translated():
+            items = await self._client.run(every_page)
+        found = {}
+        for item in items:
+            if float(item[keys.EXPIRES_AT]["N"]) <= now:
+                continue
+            name = item[keys.SK]["S"].removeprefix(keys.STEP_PREFIX)
+            done = item["state"]["S"] == "done"
+            result = json.loads(item["result"]["S"]) if done else None
+            found[name] = StepRecord(name, done, result, item["run"]["S"])
+        return found
+
+    async def start_step(self, task_id: str, name: str, run: str, expires_at: float) -> None:
+        item = {**self._step_key(task_id, name), "state": {"S": "started"}, "run": {"S": run}}
+        with translated(ConflictError, f"task {task_id}: step {name} is recorded"):
+            await self._client.call(
+                "put_item",
+                TableName=self.table_name,
+                Item={**item, keys.EXPIRES_AT: {"N": str(int(expires_at))}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+
+    async def finish_step(self, task_id: str, name: str, run: str, result: Any, expires_at: float) -> None:
+        item = {**self._step_key(task_id, name), "state": {"S": "done"}, "run": {"S": run}}
+        item["result"] = {"S": json.dumps(result, separators=(",", ":"))}
+        with translated(ConflictError, f"task {task_id}: step {name} is done"):
+            await self._client.call(
+                "put_item",
+                TableName=self.table_name,
+                Item={**item, keys.EXPIRES_AT: {"N": str(int(expires_at))}},
+                ConditionExpression="attribute_not_exists(pk) OR #state = :started",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues={":started": {"S": "started"}},
+            )
+
+    async def drop_step(self, task_id: str, name: str, run: str) -> None:
+        try:
+            with translated(ConflictError):
+                await self._client.call(
+                    "delete_item",
+                    TableName=self.table_name,
+                    Key=self._step_key(task_id, name),
+                    ConditionExpression="#state = :started AND #run = :run",
+                    ExpressionAttributeNames={"#state": "state", "#run": "run"},
+                    ExpressionAttributeValues={":started": {"S": "started"}, ":run": {"S": run}},
+                )
+        except ConflictError:  # finished, another run's, or gone: nothing of this run's to forget
             return
 
 
