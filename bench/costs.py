@@ -7,7 +7,14 @@ and just past them. For each it prints the HTTP status, the AWS calls made and t
 received from AWS: the figures behind the "Bounded cost per request" table in docs/decisions.md.
 Prints figures; asserts only that each request got the status it should.
 
+`--tasks`: what one task costs on each task backend (docs/decisions.md "Tasks"). The same tools run through
+`lambda-mcp dev --lambda` twice, once on the SQS worker and once as Lambda durable executions on the SDK's
+local runner (`--task-backend durable`). For the SQS backend it counts the worker's runs (each one message:
+SendMessage, ReceiveMessage, DeleteMessage); for the durable backend it reads each execution's history
+(operations, and the bytes they recorded), and prices both at the public list prices.
+
     .venv/bin/python bench/costs.py
+    .venv/bin/python bench/costs.py --tasks
 """
 
 from __future__ import annotations
@@ -160,5 +167,106 @@ def main() -> int:
     return 0
 
 
+SQS_PER_MILLION = 0.40
+"""SQS standard requests, $ per million (each 64 KB of a message is one)."""
+DURABLE_OPS_PER_MILLION = 8.00
+"""Lambda durable functions: $ per million durable operations."""
+DURABLE_WRITTEN_PER_GB = 0.25
+DURABLE_RETAINED_PER_GB_MONTH = 0.15
+RETENTION_DAYS = 1
+TASKS = [  # (label, tool, arguments, answers): the tools of tests/apps/checkpointed.py
+    ("a 2 s sleep between two plain parts", "nap", {"seconds": 2}, None),
+    ("step, 2 h sleep, step, a question, step", "pipeline", {}, {"go": {"action": "accept", "content": {"go": True}}}),
+]
+
+
+def task_costs() -> int:
+    """One task of each kind on each backend: runs and requests (SQS), operations and bytes (durable)."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+    import time
+
+    import boto3
+    import httpx
+
+    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, str(ROOT))
+    from lambda_mcp.local.durable import FUNCTION
+    from lambda_mcp.tasks.durable import execution_name
+    from tests.integration.test_task_steps_local import _modern
+
+    _env()
+    rows = []
+    for backend in ("sqs", "durable"):
+        work = Path(tempfile.mkdtemp(prefix=f"costs-{backend}-"))
+        port = aws_free_port()
+        log = (work / "dev.log").open("w")
+        args = [sys.executable, "-m", "lambda_mcp.cli", "dev", "tests/apps/checkpointed.py", "--lambda"]
+        args += ["--port", str(port), "--task-backend", backend]
+        env = {**os.environ, "LAMBDA_MCP_TEST_COUNTS": str(work / "counts")}
+        server = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}/mcp"
+        try:
+            for _ in range(200):
+                try:
+                    httpx.get(url, timeout=1)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.1)
+            for label, tool, arguments, answers in TASKS:
+                task_id = _modern(url, "tools/call", {"name": tool, "arguments": {"label": "c", **arguments}})["taskId"]
+                while (task := _modern(url, "tasks/get", {"taskId": task_id}))["status"] not in ("completed", "failed"):
+                    if task["status"] == "input_required" and answers:
+                        _modern(url, "tasks/update", {"taskId": task_id, "inputResponses": answers})
+                    time.sleep(0.2)
+                time.sleep(0.5)  # the run's log line follows its last write
+                text = (work / "dev.log").read_text()
+                if backend == "sqs":
+                    runs = len(re.findall(rf'"message":"task run".*"task_id":"{re.escape(task_id)}"', text))
+                    requests = 3 * runs
+                    rows.append((label, backend, f"{runs} runs, {requests} SQS requests", requests * SQS_PER_MILLION))
+                    continue
+                runner = re.search(r"local runner, (http://127\.0\.0\.1:\d+)", text)
+                assert runner is not None, text
+                lam = boto3.client("lambda", endpoint_url=runner.group(1))
+                name = execution_name(task_id)
+                found = lam.list_durable_executions_by_function(FunctionName=FUNCTION, DurableExecutionName=name)[
+                    "DurableExecutions"
+                ]
+                arn = found[0]["DurableExecutionArn"]
+                events = lam.get_durable_execution_history(DurableExecutionArn=arn, IncludeExecutionData=True)["Events"]
+                operations = len({e["Id"] for e in events if e.get("Id") and e["EventType"] != "InvocationCompleted"})
+                written = sum(len(json.dumps(e, default=str)) for e in events)
+                gb = written / 1e9
+                dollars = operations * DURABLE_OPS_PER_MILLION + 1e6 * gb * (
+                    DURABLE_WRITTEN_PER_GB + DURABLE_RETAINED_PER_GB_MONTH * RETENTION_DAYS / 30
+                )
+                invocations = sum(1 for e in events if e["EventType"] == "InvocationCompleted")
+                rows.append(
+                    (label, backend, f"{invocations} invocations, {operations} operations, {written:,} B", dollars)
+                )
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+    print("| task | backend | what it took | $ per million tasks (queue or durable only) |")
+    print("|---|---|---|---|")
+    for label, backend, took, dollars in rows:
+        print(f"| {label} | {backend} | {took} | {dollars:,.2f} |")
+    print("(DynamoDB reads and writes, and Lambda compute, are about the same on both and not counted here.)")
+    return 0
+
+
+def aws_free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(task_costs() if "--tasks" in sys.argv else main())

@@ -23,7 +23,7 @@ DEBUG = "--debug"
 EXPECTED = {
     "lambda_mcp.local.usage.UsageError": 2,
     "lambda_mcp.loader.AppLoadError": 2,
-    "lambda_mcp.config.ConfigError": 2,
+    "lambda_mcp.env_reader.ConfigError": 2,  # (lambda_mcp.config.ConfigError)
     "lambda_mcp.local.aws.LocalAWSError": 2,
     "lambda_mcp.storage.errors.StorageError": 2,
     "lambda_mcp.scaffold.ScaffoldError": 1,

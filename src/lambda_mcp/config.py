@@ -12,19 +12,12 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 from urllib.parse import urlsplit
 
-PREFIX = "LAMBDA_MCP_"
+from .env_reader import PREFIX, ConfigError, _Reader, _split
+
+__all__ = ["PREFIX", "ConfigError", "Settings"]
 AuthMode = Literal["none", "jwt", "gateway", "proxy"]
 AUTH_MODES: tuple[AuthMode, ...] = ("none", "jwt", "gateway", "proxy")
-_TRUE = frozenset({"1", "true", "on", "yes"})
-_FALSE = frozenset({"0", "false", "off", "no"})
-
-
-class ConfigError(ValueError):
-    """A `LAMBDA_MCP_*` variable is missing or has a value the kit cannot use; the message names it."""
-
-
-def _split(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+TaskBackend = Literal["sqs", "durable"]
 
 
 def _conditions(value: str | None) -> tuple[tuple[str, str], ...]:
@@ -39,51 +32,6 @@ def _conditions(value: str | None) -> tuple[tuple[str, str], ...]:
             )
         pairs.append((claim.strip(), wanted.strip()))
     return tuple(pairs)
-
-
-class _Reader:
-    """Typed reads of `LAMBDA_MCP_<name>` that name the variable when its value is wrong."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-
-    def text(self, name: str) -> str | None:
-        value = self.env.get(PREFIX + name, "").strip()
-        return value or None
-
-    def number(self, name: str, default: float, *, minimum: float = 0.0) -> float:
-        raw = self.text(name)
-        if raw is None:
-            return default
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ConfigError(f"{PREFIX}{name} must be a number, not {raw!r}") from None
-        if not value >= minimum or value == float("inf"):
-            raise ConfigError(f"{PREFIX}{name} must be a finite number of at least {minimum:g}, not {raw!r}")
-        return value
-
-    def integer(self, name: str, default: int, *, minimum: int = 0) -> int:
-        raw = self.text(name)
-        if raw is None:
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ConfigError(f"{PREFIX}{name} must be a whole number, not {raw!r}") from None
-        if value < minimum:
-            raise ConfigError(f"{PREFIX}{name} must be at least {minimum}, not {raw!r}")
-        return value
-
-    def flag(self, name: str, default: bool) -> bool:
-        raw = self.text(name)
-        if raw is None:
-            return default
-        if raw.lower() in _TRUE:
-            return True
-        if raw.lower() in _FALSE:
-            return False
-        raise ConfigError(f"{PREFIX}{name} must be one of true/false, on/off, yes/no, 1/0, not {raw!r}")
 
 
 @dataclass(frozen=True)
@@ -133,6 +81,12 @@ class Settings:
     task_queue_url: str | None = None
     """SQS queue of the task worker; when set (in Lambda), tasks are offered and run on the worker.
     Unset in Lambda: tasks are not offered (`lambda-mcp dev` runs them in-process instead)."""
+    task_backend: TaskBackend = "sqs"
+    """Where tasks run in Lambda: `sqs` (the worker behind the task queue, `TASK_QUEUE_URL`) or `durable` (each
+    task a Lambda durable execution of `TASK_DURABLE_FUNCTION`, tasks/durable.py)."""
+    task_durable_function: str | None = None
+    """`durable`: the durable task worker's alias ARN (`arn:aws:lambda:…:function:NAME:live`), which a task's
+    execution is started on."""
     task_dead_letter_arn: str | None = None
     """ARN of the task queue's dead-letter queue: the worker fails tasks whose messages arrive from it."""
     task_max_attempts: int = 3
@@ -219,6 +173,8 @@ class Settings:
             table_name=env.text("TABLE_NAME"),
             shards=env.integer("SHARDS", 1, minimum=1),
             task_queue_url=env.text("TASK_QUEUE_URL"),
+            task_backend=_task_backend(env.text("TASK_BACKEND")),
+            task_durable_function=env.text("TASK_DURABLE_FUNCTION"),
             task_dead_letter_arn=env.text("TASK_DLQ_ARN"),
             task_max_attempts=env.integer("TASK_MAX_ATTEMPTS", 3, minimum=1),
             task_max_ttl_seconds=env.number("TASK_MAX_TTL_SECONDS", 86_400, minimum=1),
@@ -273,6 +229,11 @@ class Settings:
         ):
             if url is not None and not secure_url(url):
                 problems.append(f"{PREFIX}{name} must be an https:// URL (http:// only on loopback), not {url!r}")
+        if self.task_backend == "durable" and not self.task_durable_function:
+            problems.append(
+                f"{PREFIX}TASK_BACKEND=durable needs {PREFIX}TASK_DURABLE_FUNCTION (the durable task worker's"
+                " alias ARN, arn:aws:lambda:REGION:ACCOUNT:function:NAME:live; template.yaml sets it)"
+            )
         if problems:
             raise ConfigError("; ".join(problems))
 
@@ -317,6 +278,14 @@ def facade_issuer(settings: Settings) -> str:
 def require_auth_choice(environ: Mapping[str, str] | None = None) -> None:
     """Raise `ConfigError` unless `LAMBDA_MCP_AUTH` is set: a deployed endpoint is open only by choice."""
     _auth_mode(_Reader(os.environ if environ is None else environ).text("AUTH"), None)
+
+
+def _task_backend(raw: str | None) -> TaskBackend:
+    if raw is None or raw.lower() == "sqs":
+        return "sqs"
+    if raw.lower() == "durable":
+        return "durable"
+    raise ConfigError(f"{PREFIX}TASK_BACKEND must be sqs or durable, not {raw!r}")
 
 
 def _auth_mode(raw: str | None, default: AuthMode | None) -> AuthMode:

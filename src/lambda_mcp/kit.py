@@ -211,17 +211,22 @@ def _task_runtime(
     settings: Settings, streaming: bool, store: TaskStore, events: EventLog, execute: Execute
 ) -> TaskRuntime | None:
     """Tasks run on the SQS worker when a queue is configured (Lambda, buffered or streaming: a frozen
-    environment runs nothing between invocations), else on a streaming server's own loop (`lambda-mcp dev`);
-    with neither (a Lambda without a worker) no tasks are offered."""
-    if not streaming and not settings.task_queue_url:
+    environment runs nothing between invocations), or as Lambda durable executions (`TASK_BACKEND=durable`),
+    else on a streaming server's own loop (`lambda-mcp dev`); with none (a Lambda without a worker) no tasks
+    are offered."""
+    durable = settings.task_backend == "durable" and settings.task_durable_function
+    if not streaming and not settings.task_queue_url and not durable:
         return None
     executor: Executor
-    if not settings.task_queue_url:
+    if durable:
+        from .tasks.durable import DurableExecutor
+
+        executor = DurableExecutor(str(settings.task_durable_function))
+    elif not settings.task_queue_url:
         executor = InProcessExecutor(lambda task_id: runtime.run(task_id))
     else:
         from .tasks.sqs import SqsExecutor
 
-        assert settings.task_queue_url is not None
         executor = SqsExecutor(settings.task_queue_url)
     runtime = TaskRuntime(
         store,

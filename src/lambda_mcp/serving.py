@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .config import ConfigError, _Reader
+from .env_reader import ConfigError, _Reader
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send

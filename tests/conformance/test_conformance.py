@@ -50,9 +50,19 @@ SCORED_MINIMUM = {
     ("lambda-aws", "2026-07-28"): (37, 37),
     ("serve", "2025-11-25"): (30, 30),
     ("serve", "2026-07-28"): (37, 37),
+    ("lambda-durable", "2025-11-25"): (30, 30),
+    ("lambda-durable", "2026-07-28"): (37, 37),
 }
-MODES = ("dev", "lambda", "lambda-aws", "lambda-pair", "serve")
-CASES = [(mode, run) for mode in MODES for run in RUNS if run == "all" or (mode, run) in SCORED_MINIMUM]
+MODES = ("dev", "lambda", "lambda-aws", "lambda-pair", "serve", "lambda-durable")
+REQUIREMENTS_ONLY = {"lambda-durable"}
+"""Modes that run the requirement sets only: the durable task backend (`dev --lambda --task-backend durable`)
+differs from `lambda` in where tasks run, which the requirement sets' task scenarios cover."""
+CASES = [
+    (mode, run)
+    for mode in MODES
+    for run in RUNS
+    if (run == "all" and mode not in REQUIREMENTS_ONLY) or (mode, run) in SCORED_MINIMUM
+]
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +99,7 @@ def server(
         validate_into=violations,
         log=work / "server.log",
         aws_data_dir=work / "dynamodb" if request.param == "lambda-aws" else None,
+        env={"LAMBDA_MCP_TASK_BACKEND": "durable"} if request.param == "lambda-durable" else None,
     )
     if request.param == "lambda-aws":
         assert "on dynamodb-local" in process.output(), process.output()

@@ -33,7 +33,7 @@ import pytest
 
 from lambda_mcp.facade.signing import generate_pem
 from lambda_mcp.local.gateways import Caller, http_api_event
-from tests.infra.builds import FAKE_AWS, LOCK, clean_env
+from tests.infra.builds import DURABLE_LOCK, FAKE_AWS, LOCK, clean_env
 from tests.integration.test_auth_lambda import INITIALIZE, LIST
 from tests.support.facade_clients import TOOL_TEXT, python_sdk_flow
 from tests.support.issuer import LocalIssuer
@@ -89,7 +89,16 @@ class Runtime:
 
 @pytest.fixture(scope="module")
 def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
-    root = tmp_path_factory.mktemp("runtime")
+    return _venv(tmp_path_factory.mktemp("runtime"), [*locked_pins(LOCK), "boto3"])
+
+
+@pytest.fixture(scope="module")
+def durable_runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
+    """The durable worker's: its layers (DepsLayer, KitLayer, DurableLayer) and nothing else."""
+    return _venv(tmp_path_factory.mktemp("durable-runtime"), [*locked_pins(LOCK), *locked_pins(DURABLE_LOCK)])
+
+
+def _venv(root: Path, pins: list[str]) -> Runtime:
     env = clean_env(dict(os.environ))
     # The checkout's files, not the checkout: pip builds a directory in place, and would write build/ into it.
     kit = root / "kit"
@@ -100,7 +109,7 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Runtime:
     python = venv / "bin/python"
     steps = [
         [sys.executable, "-m", "venv", str(venv)],
-        [str(python), "-I", "-m", "pip", "install", "--quiet", *locked_pins(LOCK), "boto3"],
+        [str(python), "-I", "-m", "pip", "install", "--quiet", *pins],
         [str(python), "-I", "-m", "pip", "install", "--quiet", "--no-deps", str(kit)],
     ]
     for step in steps:
@@ -275,3 +284,15 @@ def test_the_task_worker_handles_an_sqs_batch(runtime: Runtime) -> None:
     report = runtime.probe("worker", [{"Records": [record]}, {"Records": "none"}], **settings)
     assert report["answers"][0] == {"batchItemFailures": []}
     assert report["answers"][1]["raised"].startswith("ValueError"), report  # not an SQS event
+
+
+def test_the_durable_worker_starts_with_its_layers_alone_and_refuses_a_plain_event(durable_runtime: Runtime) -> None:
+    settings = {
+        "LAMBDA_MCP_AUTH": "none",
+        "LAMBDA_MCP_TABLE_NAME": "state",
+        "LAMBDA_MCP_TASK_BACKEND": "durable",
+        "LAMBDA_MCP_TASK_DURABLE_FUNCTION": "arn:aws:lambda:us-east-1:000000000000:function:worker:live",
+    }
+    report = durable_runtime.probe("durable_worker", [{"taskId": "t-1"}], **settings)
+    # the SDK (from DurableLayer) answers an event that is no durable invocation: the function lacks DurableConfig
+    assert "durability" in report["answers"][0]["raised"], report

@@ -114,6 +114,7 @@ def test_no_import_cycle_inside_the_package() -> None:
 
 LAYERS = {
     "protocol": 0,
+    "env_reader": 0,
     "config": 1,
     "polling": 1,
     "runloop": 1,

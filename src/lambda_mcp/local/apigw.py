@@ -176,6 +176,11 @@ def serve(
     from .poller import prepare_queues, start_local_worker
 
     prepare_queues()  # before the kit is built: it reads the queue URL
+    durable = None
+    if os.environ.get("LAMBDA_MCP_TASK_BACKEND") == "durable":  # `--task-backend durable`: its local runner
+        from .durable import prepare as prepare_durable
+
+        durable = prepare_durable()
     invoker = _Invoker()
     lines = HandlerLog(sys.stdout, json_logs=json_logs)
     _log_through(lines)
@@ -190,6 +195,8 @@ def serve(
         server = listen(gateway, host, port, sock=sockets[0] if sockets else None, sign_in=sign_in, log=log)
     except OSError:  # already one line: the address, the reason and the fix (dev.cannot_listen)
         worker.stop()
+        if durable is not None:
+            durable.stop()
         raise
     signal.signal(signal.SIGTERM, _interrupt)  # stop like Ctrl-C, so callers' cleanup runs
     state = os.environ.get("LAMBDA_MCP_TABLE_NAME")
@@ -197,7 +204,12 @@ def serve(
     print(
         f"lambda-mcp dev --lambda: {base_url(host, port)}{path} -> {front} event -> Lambda handler (buffered), "
         + (f"state in DynamoDB table {state}" if state else "in-memory state")
-        + f", auth {os.environ['LAMBDA_MCP_AUTH']}; tasks: {worker.queue_url} -> worker handler",
+        + f", auth {os.environ['LAMBDA_MCP_AUTH']}; tasks: "
+        + (
+            f"durable executions (local runner, {durable.endpoint}) -> durable worker handler"
+            if durable is not None
+            else f"{worker.queue_url} -> worker handler"
+        ),
         flush=True,
     )
     if sign_in is not None:
@@ -209,6 +221,8 @@ def serve(
     finally:
         server.server_close()
         worker.stop()
+        if durable is not None:
+            durable.stop()
 
 
 def serve_reloaded(

@@ -84,6 +84,13 @@ def add_parser(commands: Any, formatter: type[argparse.HelpFormatter]) -> None:
         help="with --lambda: every event comes from this IAM principal, as after AWS_IAM; auth defaults to gateway",
     )
     dev.add_argument(
+        "--task-backend",
+        choices=("sqs", "durable"),
+        default="sqs",
+        help="with --lambda: run tasks on the SQS worker (the default) or as Lambda durable executions, through"
+        " the durable execution SDK's local runner and the durable worker's handler (template's TaskBackend)",
+    )
+    dev.add_argument(
         "--real-waits",
         action="store_true",
         help="keep the waits of ctx.sleep (by default they are skipped: a sleeping task runs again at once)",
@@ -105,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json_logs and not args.through_lambda:
         raise UsageError("--json-logs prints the Lambda handler's JSON lines: add --lambda")
     caller = _caller(args)
+    if args.task_backend == "durable" and not args.through_lambda:
+        raise UsageError("--task-backend durable runs the durable worker's Lambda handler: add --lambda")
+    if args.task_backend == "durable":  # read by apigw.serve (and --reload's children)
+        os.environ["LAMBDA_MCP_TASK_BACKEND"] = "durable"
     # time skipping (config.py `skip_waits`), for the servers and workers this starts (and --reload's children)
     os.environ["LAMBDA_MCP_SKIP_WAITS"] = "false" if args.real_waits else "true"
     path = f"/{REST_STAGE}/mcp" if args.through_lambda and args.api == "rest" else "/mcp"

@@ -151,6 +151,11 @@ class TaskRecord:
     message should have been picked up, or (asleep) when it wakes. Stores index it only while `working`."""
     wake_at: float = 0.0
     """While a task sleeps (`ctx.sleep`, between its runs): when it runs again (0: not asleep)."""
+    execution_arn: str | None = None
+    """The durable backend: the ARN of the task's durable execution (written by its first run)."""
+    callback_id: str | None = None
+    """The durable backend, while `input_required`: the id of the callback that resumes the execution. A
+    secret (whoever holds it may complete the callback): never in a client's answer or a log line."""
     version: int = 0
     """Bumped by every write; each write is conditioned on the version it read."""
 

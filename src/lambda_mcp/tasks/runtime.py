@@ -10,7 +10,6 @@ tasks/steps.py) leaves the task `working` and asleep; the executor, or the sweep
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import json
@@ -22,7 +21,7 @@ from typing import Any, Literal
 from ..observe.invocation import count
 from ..protocol.ids import new_task_id
 from ..server.steps import Checkpoints
-from ..storage.errors import ConflictError, StorageError
+from ..storage.errors import ConflictError
 from ..storage.ports import EventLog, TaskStore
 from . import creation, sweeper
 from .execution import Execute, Executor, Outcome, SubmitFailed, TaskRun
@@ -31,13 +30,9 @@ from .notify import ScopedCheckpoints, notifier
 from .steps import StoredCheckpoints, asleep
 from .sweeper import RELEASED, failure
 from .watch import run_watched
-from .writes import saved
+from .writes import saved, stop_flag
 
 logger = logging.getLogger("lambda_mcp")
-STOP_ATTEMPTS = 3
-"""Tries of a cancel's stop-flag write (each with the client's own retries), STOP_BACKOFF_SECONDS apart
-(doubling): the watcher also reads the task's status, but only once a minute."""
-STOP_BACKOFF_SECONDS = 0.1
 
 
 def _counted(record: TaskRecord) -> TaskRecord:
@@ -159,8 +154,9 @@ class TaskRuntime:
     async def _resubmit(self, record: TaskRecord) -> None:
         """Queue a task the client already holds (resumed by its answers). If the queue is down, the task
         stays `working` and due now, so the sweeper queues it on its next run: its answers are never lost."""
+        resume = getattr(self.executor, "resume", None)  # the durable backend: its callback, not a new run
         try:
-            await self.executor.submit(record.task_id)
+            await (resume(record) if resume is not None else self.executor.submit(record.task_id))
         except Exception:
             logger.exception("could not queue task %s; the sweeper will", record.task_id)
             with contextlib.suppress(ConflictError):  # a cancel or a claim moved it on: nothing to hand over
@@ -180,17 +176,12 @@ class TaskRuntime:
         return record
 
     async def _stop(self, record: TaskRecord) -> None:
-        """Write the stop flag, trying again a few times (`STOP_ATTEMPTS`): the status written is what
-        counts, and the watcher reads it too, but only now and then (tasks/watch.py)."""
-        for attempt in range(STOP_ATTEMPTS):
-            try:
-                await self.store.mark_stopped(record.task_id, record.expires_at)
-                return
-            except StorageError:
-                if attempt + 1 == STOP_ATTEMPTS:  # a running worker's finish is refused regardless
-                    logger.warning("task %s: the stop flag could not be written", record.task_id, exc_info=True)
-                    return
-            await asyncio.sleep(STOP_BACKOFF_SECONDS * 2**attempt)
+        """The stop flag a running worker polls (tasks/writes.py); on the durable backend, also stop the
+        execution (best effort: a parked execution times out with the task anyway)."""
+        await stop_flag(self.store, record)
+        stop = getattr(self.executor, "stop", None)
+        if stop is not None:
+            await stop(record)
 
     async def _settle(self, record: TaskRecord, status: TaskStatus, **changes: Any) -> TaskRecord:
         """Move a task to a final status unless it already is final.
@@ -334,6 +325,10 @@ class TaskRuntime:
             return self.execute(record, self.task_run(record, is_cancelled))
 
         return await run_watched(self.store, record, start, self.clock)
+
+    async def finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
+        """Record how a run ended (a backend that runs the tool itself: tasks/durable_run.py)."""
+        return await self._finish(record, outcome)
 
     async def _finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
         if outcome.kind == "completed" and outcome.result is not None:

@@ -124,6 +124,9 @@ async def _sweep_one(runtime: Runtime, task_id: str, counts: dict[str, int]) -> 
         return None
     if record.due_at > now:
         return None
+    status = getattr(runtime.executor, "status", None)  # the durable backend: ask Lambda, not a lease
+    if status is not None:
+        return await _reconcile(runtime, record, await status(record), counts)
     if record.attempts >= runtime.max_attempts:
         await runtime.settle(record, "failed", error=gave_up(record))
         counts["failed"] += 1
@@ -139,6 +142,40 @@ async def _sweep_one(runtime: Runtime, task_id: str, counts: dict[str, int]) -> 
         counts["unclaimed"] += 1  # (or its create's answer was, and the client never saw the task)
         count("TasksSweptUnclaimed")
     return task_id
+
+
+async def _reconcile(runtime: Runtime, record: TaskRecord, status: str | None, counts: dict[str, int]) -> str | None:
+    """An overdue durable task and its execution (`status`, tasks/durable.py): none started (its start was
+    lost) is started again, up to the attempts; one that ended fails the task; one still running is looked
+    at again later, and its callback rung again (an answer whose doorbell was lost)."""
+    from .durable import ENDED
+
+    now = runtime.clock()
+    if status in ENDED:
+        reason = f"Task failed: its durable execution ended ({status}) before the task finished"
+        await runtime.settle(record, "failed", error=failure(reason))
+        counts["failed"] += 1
+        return None
+    if status is None and record.attempts >= runtime.max_attempts:
+        await runtime.settle(record, "failed", error=failure("Task failed: its durable execution never started"))
+        counts["failed"] += 1
+        return None
+    attempts = record.attempts + 1 if status is None else record.attempts
+    later = dataclasses.replace(record, due_at=now + runtime.requeue_after_seconds, attempts=attempts, updated_at=now)
+    try:
+        await runtime.store.save(later)
+    except ConflictError:  # claimed, answered or cancelled meanwhile
+        return None
+    if status is None:
+        counts["unclaimed"] += 1
+        return record.task_id
+    resume = getattr(runtime.executor, "resume", None)
+    if record.callback_id is not None and resume is not None:
+        try:
+            await resume(record)
+        except Exception:  # the next sweep rings again
+            logger.warning("task %s: could not complete its durable callback", record.task_id, exc_info=True)
+    return None
 
 
 async def _set_aside(runtime: Runtime, task_id: str, exc: Exception, counts: dict[str, int]) -> None:

@@ -5,13 +5,21 @@ client's retries) re-reads the task, and recognises its own write by the next ve
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable
 
 from ..storage.confirm import confirmed
+from ..storage.errors import StorageError
 from ..storage.ports import TaskStore
 from .model import TaskRecord
 
+logger = logging.getLogger("lambda_mcp")
+STOP_ATTEMPTS = 3
+"""Tries of a cancel's stop-flag write (each with the client's own retries), STOP_BACKOFF_SECONDS apart
+(doubling): the watcher also reads the task's status, but only once a minute."""
+STOP_BACKOFF_SECONDS = 0.1
 _VOLATILE = frozenset({"version", "updated_at"})
 
 
@@ -39,3 +47,17 @@ async def voided(store: TaskStore, clock: Callable[[], float], failed: TaskRecor
     return await confirmed(
         lambda: store.void(failed), lambda: store.get(failed.task_id, clock()), lambda s: holds(s, failed), what
     )
+
+
+async def stop_flag(store: TaskStore, record: TaskRecord) -> None:
+    """Write the task's stop flag, trying again a few times (`STOP_ATTEMPTS`): the status written is what
+    counts, and the watcher reads it too, but only now and then (tasks/watch.py)."""
+    for attempt in range(STOP_ATTEMPTS):
+        try:
+            await store.mark_stopped(record.task_id, record.expires_at)
+            return
+        except StorageError:
+            if attempt + 1 == STOP_ATTEMPTS:  # a running worker's finish is refused regardless
+                logger.warning("task %s: the stop flag could not be written", record.task_id, exc_info=True)
+                return
+        await asyncio.sleep(STOP_BACKOFF_SECONDS * 2**attempt)

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import _Reader
+from ..env_reader import _Reader
 
 KEEP_ALIVE = b": keep-alive\n\n"
 """A comment line: clients ignore it, and it keeps idle timeouts on the way (API Gateway REST STREAM:
