@@ -193,6 +193,7 @@ def task_costs() -> int:
 
     sys.path.insert(0, str(ROOT / "src"))
     sys.path.insert(0, str(ROOT))
+    from lambda_mcp.local import aws
     from lambda_mcp.local.durable import FUNCTION
     from lambda_mcp.tasks.durable import execution_name
     from tests.integration.test_task_steps_local import _modern
@@ -201,7 +202,7 @@ def task_costs() -> int:
     rows = []
     for backend in ("sqs", "durable"):
         work = Path(tempfile.mkdtemp(prefix=f"costs-{backend}-"))
-        port = aws_free_port()
+        port = aws._free_port()
         log = (work / "dev.log").open("w")
         args = [sys.executable, "-m", "lambda_mcp.cli", "dev", "tests/apps/checkpointed.py", "--lambda"]
         args += ["--port", str(port), "--task-backend", backend]
@@ -257,15 +258,6 @@ def task_costs() -> int:
         print(f"| {label} | {backend} | {took} | {dollars:,.2f} |")
     print("(DynamoDB reads and writes, and Lambda compute, are about the same on both and not counted here.)")
     return 0
-
-
-def aws_free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 if __name__ == "__main__":

@@ -214,14 +214,14 @@ def _task_runtime(
     environment runs nothing between invocations), or as Lambda durable executions (`TASK_BACKEND=durable`),
     else on a streaming server's own loop (`lambda-mcp dev`); with none (a Lambda without a worker) no tasks
     are offered."""
-    durable = settings.task_backend == "durable" and settings.task_durable_function
+    durable = settings.task_durable_function if settings.task_backend == "durable" else None
     if not streaming and not settings.task_queue_url and not durable:
         return None
     executor: Executor
     if durable:
         from .tasks.durable import DurableExecutor
 
-        executor = DurableExecutor(str(settings.task_durable_function))
+        executor = DurableExecutor(durable)
     elif not settings.task_queue_url:
         executor = InProcessExecutor(lambda task_id: runtime.run(task_id))
     else:

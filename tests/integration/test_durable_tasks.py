@@ -60,11 +60,10 @@ class Durable:
     def record(self, task_id: str) -> dict[str, Any]:
         """The task's record as DynamoDB Local holds it."""
         table = boto3.resource("dynamodb", endpoint_url=self.endpoint).Table(TABLE)
-        for item in table.scan()["Items"]:
-            if item.get("pk") == task_pk(task_id) and item.get("sk") == "TASK":
-                found: dict[str, Any] = json.loads(str(item["body"]))
-                return found
-        raise AssertionError(f"no record of task {task_id}")
+        item = table.get_item(Key={"pk": task_pk(task_id), "sk": "TASK"}, ConsistentRead=True).get("Item")
+        assert item is not None, f"no record of task {task_id}"
+        found: dict[str, Any] = json.loads(str(item["body"]))
+        return found
 
     def lam(self) -> Any:
         runner = re.search(r"local runner, (http://127\.0\.0\.1:\d+)", self.process.log_text())

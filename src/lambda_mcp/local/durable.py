@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .aws import _free_port
 from .context import LambdaContext
 
 logger = logging.getLogger("lambda_mcp.local")
@@ -153,15 +154,6 @@ def _error(status: int, code: str, message: str) -> Answer:
 
 def _init_loop() -> None:
     asyncio.set_event_loop(asyncio.new_event_loop())
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class _Front(ThreadingHTTPServer):

@@ -38,7 +38,6 @@ MAX_PAYLOAD_BYTES = 1_048_576
 ENDED = frozenset({"FAILED", "TIMED_OUT", "STOPPED", "SUCCEEDED", "NOT_FOUND"})
 """Execution statuses after which nothing more runs (SUCCEEDED included: a task it left unfinished is lost;
 NOT_FOUND: deleted after its retention)."""
-_local_clients: dict[str, Any] = {}
 
 
 def execution_name(task_id: str) -> str:
@@ -55,12 +54,6 @@ def payload(task_id: str) -> bytes:
     if len(body) > MAX_PAYLOAD_BYTES:  # a task id is short: a guard for the limit, stated where it applies
         raise ValueError(f"a durable task's start payload is {len(body)} bytes; Lambda takes at most 1 MB")
     return body
-
-
-def use_client(function: str, client: Any) -> None:
-    """Serve `function` with `client` (anything with boto3's Lambda methods the executor calls) instead of
-    boto3: tests register a fake here."""
-    _local_clients[function] = client
 
 
 def default_client() -> Any:
@@ -84,7 +77,7 @@ class DurableExecutor:
 
     def _lambda(self) -> Any:
         if self._client is None:
-            self._client = _local_clients.get(self.function) or default_client()
+            self._client = default_client()
         return self._client
 
     async def _call(self, method: str, **params: Any) -> Any:

@@ -57,7 +57,7 @@ from ..server.steps import SKIPPED, spoken
 from ..server.suspensions import Sleeping, StepInterrupted
 from ..storage.errors import ConflictError
 from .execution import Outcome
-from .model import TaskRecord, transition
+from .model import TaskRecord
 from .runtime import TaskRuntime
 from .sweeper import RELEASED, failure, gave_up
 from .watch import run_watched
@@ -163,16 +163,9 @@ class DurableCheckpoints:
 
         try:
             result = await self._durably(lambda: self.tool.step(body, name=name, config=ONCE))
-        except StepInterruptedError:
-            raise StepInterrupted(name) from None
-        except DurableOperationError as failed:  # a replay: the step's recorded failure (its kind by name)
-            kinds = {failed.error_type, getattr(failed.__cause__, "error_type", "")}
-            if any(str(kind).endswith("StepInterruptedError") for kind in kinds):
+        except Exception as failed:
+            if _interrupted(failed):  # started by an invocation that stopped while it ran: never again
                 raise StepInterrupted(name) from None
-            if raised:
-                raise raised[0] from None
-            raise
-        except Exception:
             if raised:  # the function's own exception, as on every backend (a replay gets the SDK's)
                 raise raised[0] from None
             raise
@@ -197,6 +190,16 @@ class DurableCheckpoints:
             raise
 
 
+def _interrupted(failed: Exception) -> bool:
+    """Whether a step failed as interrupted: at once, or (a replay) as its recorded failure, known by name."""
+    if isinstance(failed, StepInterruptedError):
+        return True
+    if not isinstance(failed, DurableOperationError):
+        return False
+    kinds = (failed.error_type, getattr(failed.__cause__, "error_type", ""))
+    return any(str(kind).endswith("StepInterruptedError") for kind in kinds)
+
+
 def execute(runtime: TaskRuntime, event: Any, context: DurableContext) -> dict[str, Any]:
     """The durable execution of one task (see the module); what it returns is the execution's result."""
     task_id = task_id_of(event)
@@ -211,8 +214,7 @@ def execute(runtime: TaskRuntime, event: Any, context: DurableContext) -> dict[s
         if ended["kind"] != "input_required":
             return {"taskId": task_id, "status": ended["kind"]}
         budget.spend(3)
-        record = run(runtime.store.get(task_id, runtime.clock()))
-        left = (record.expires_at if record is not None else runtime.clock()) - runtime.clock()
+        left = ended["expires_at"] - runtime.clock()  # the callback times out with the task (read at a new one)
         callback = WaitForCallbackConfig(
             timeout=Duration.from_seconds(max(1, math.ceil(left))), retry_strategy=RetryPresets.none()
         )
@@ -275,33 +277,17 @@ async def _run_tool(runtime: TaskRuntime, claimed: TaskRecord, checkpoints: Dura
 
     outcome = await run_watched(runtime.store, claimed, start, runtime.clock)
     if outcome.kind == "input_required":  # parked by the callback's submitter, with the callback's id
-        return {"kind": "input_required", "requests": outcome.input_requests or {}}
+        return {"kind": "input_required", "requests": outcome.input_requests or {}, "expires_at": claimed.expires_at}
     finished = await runtime.finish(claimed, outcome)
     return {"kind": finished.status if finished.terminal else outcome.kind}
 
 
 async def _park(runtime: TaskRuntime, task_id: str, requests: dict[str, Any], callback_id: str) -> None:
-    """The callback's submitter: the task waits for the client (its requests, and the callback that resumes
-    it), unless it was cancelled meanwhile."""
-    for _ in range(5):
-        record = await runtime.store.get(task_id, runtime.clock())
-        if record is None or record.status != "working":  # cancelled, or parked by an earlier try of this
-            return
-        new = {k: v for k, v in requests.items() if k not in record.input_responses}
-        updated = transition(
-            record,
-            "input_required",
-            runtime.clock(),
-            input_requests=new,
-            attempts=0,
-            callback_id=callback_id,
-            **RELEASED,
-        )
-        try:
-            await saved(runtime.store, runtime.clock, updated, f"parking durable task {task_id}")
-            return
-        except ConflictError:
-            continue
+    """The callback's submitter: the task waits for the client, its requests and the callback that resumes
+    it in one write (the runtime's park), unless it was cancelled, or parked by an earlier try of this."""
+    record = await runtime.store.get(task_id, runtime.clock())
+    if record is not None and record.status == "working":
+        await runtime.finish(record, Outcome("input_required", input_requests=requests), callback_id)
 
 
 async def _expire(runtime: TaskRuntime, task_id: str) -> None:

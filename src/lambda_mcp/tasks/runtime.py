@@ -326,11 +326,12 @@ class TaskRuntime:
 
         return await run_watched(self.store, record, start, self.clock)
 
-    async def finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
-        """Record how a run ended (a backend that runs the tool itself: tasks/durable_run.py)."""
-        return await self._finish(record, outcome)
+    async def finish(self, record: TaskRecord, outcome: Outcome, callback_id: str | None = None) -> TaskRecord:
+        """Record how a run ended (a backend that runs the tool itself: tasks/durable_run.py); a park keeps
+        `callback_id`, the durable callback that resumes the task."""
+        return await self._finish(record, outcome, callback_id)
 
-    async def _finish(self, record: TaskRecord, outcome: Outcome) -> TaskRecord:
+    async def _finish(self, record: TaskRecord, outcome: Outcome, callback_id: str | None = None) -> TaskRecord:
         if outcome.kind == "completed" and outcome.result is not None:
             size = len(json.dumps([outcome.result, record.params, record.input_responses], separators=(",", ":")))
             if size > self.max_record_bytes:
@@ -348,7 +349,8 @@ class TaskRuntime:
             if outcome.kind == "input_required":
                 # a park is an outcome: `attempts` counts runs in a row that ended without one (crashes)
                 new = {k: v for k, v in (outcome.input_requests or {}).items() if k not in record.input_responses}
-                updated = transition(record, "input_required", now, input_requests=new, attempts=0, **RELEASED)
+                parked = {"input_requests": new, "attempts": 0, "callback_id": callback_id, **RELEASED}
+                updated = transition(record, "input_required", now, **parked)
             elif outcome.kind == "completed":
                 updated = transition(record, "completed", now, result=outcome.result, **RELEASED)
             elif outcome.kind == "sleeping":  # an outcome too: the task runs again when it wakes

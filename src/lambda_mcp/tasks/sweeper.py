@@ -23,6 +23,7 @@ from ..observe.invocation import count
 from ..protocol.errors import INTERNAL_ERROR
 from ..storage.errors import ConflictError, StorageError
 from ..storage.ports import TaskStore
+from .durable import ENDED
 from .execution import Executor, submit_all
 from .model import TaskRecord, TaskStatus
 
@@ -148,8 +149,6 @@ async def _reconcile(runtime: Runtime, record: TaskRecord, status: str | None, c
     """An overdue durable task and its execution (`status`, tasks/durable.py): none started (its start was
     lost) is started again, up to the attempts; one that ended fails the task; one still running is looked
     at again later, and its callback rung again (an answer whose doorbell was lost)."""
-    from .durable import ENDED
-
     now = runtime.clock()
     if status in ENDED:
         reason = f"Task failed: its durable execution ended ({status}) before the task finished"
