@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, cast
 from urllib.parse import urlsplit
 
 from .env_reader import PREFIX, ConfigError, _Reader, _split
@@ -18,6 +18,7 @@ __all__ = ["PREFIX", "ConfigError", "Settings"]
 AuthMode = Literal["none", "jwt", "gateway", "proxy"]
 AUTH_MODES: tuple[AuthMode, ...] = ("none", "jwt", "gateway", "proxy")
 TaskBackend = Literal["sqs", "durable"]
+DpopMode = Literal["off", "optional", "required"]
 
 
 def _conditions(value: str | None) -> tuple[tuple[str, str], ...]:
@@ -140,6 +141,14 @@ class Settings:
     """`proxy`: `claim=value` conditions the upstream identity must meet to sign in (all of them)."""
     auth_upstream_claims: tuple[str, ...] = ()
     """`proxy`: upstream identity claims copied into the facade's access tokens (`ctx.claims`)."""
+    auth_clients: str | None = None
+    """`proxy`: operator-registered clients (`facade.registered`): inline JSON, `file:`, `ssm:` or `secretsmanager:`."""
+    auth_trusted_issuers: tuple[str, ...] = ()
+    """`proxy`: enterprise identity providers whose ID-JAGs the facade accepts (jwt-bearer grant)."""
+    auth_dpop: DpopMode = "optional"
+    """`proxy`: DPoP (RFC 9449): `off`, `optional` (a proof binds the token), `required` (every token bound)."""
+    auth_dpop_nonce: bool = False
+    """`proxy`: DPoP proofs must carry a server nonce (`DPoP-Nonce`), at the token endpoint and `/mcp`."""
     resource_url: str | None = None
     """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
     metrics_namespace: str = "lambda-mcp"
@@ -198,6 +207,10 @@ class Settings:
             auth_idle_seconds=env.number("AUTH_IDLE_SECONDS", 14 * 86_400, minimum=60),
             auth_upstream_require=_conditions(env.text("AUTH_UPSTREAM_REQUIRE")),
             auth_upstream_claims=_split(env.text("AUTH_UPSTREAM_CLAIMS")),
+            auth_clients=env.text("AUTH_CLIENTS"),
+            auth_trusted_issuers=_split(env.text("AUTH_TRUSTED_ISSUERS")),
+            auth_dpop=cast(DpopMode, env.choice("AUTH_DPOP", ("off", "optional", "required"), "optional")),
+            auth_dpop_nonce=env.flag("AUTH_DPOP_NONCE", False),
             resource_url=env.text("RESOURCE_URL"),
             metrics_namespace=env.text("METRICS_NAMESPACE") or "lambda-mcp",
             tracing=env.flag("TRACING", False),
@@ -226,6 +239,7 @@ class Settings:
             ("AUTH_UPSTREAM_ISSUER", self.auth_upstream_issuer),
             ("AUTH_JWKS_URL", self.auth_jwks_url),
             ("RESOURCE_URL", self.resource_url),
+            *(("AUTH_TRUSTED_ISSUERS", issuer) for issuer in self.auth_trusted_issuers),
         ):
             if url is not None and not secure_url(url):
                 problems.append(f"{PREFIX}{name} must be an https:// URL (http:// only on loopback), not {url!r}")

@@ -61,3 +61,11 @@ class _Reader:
         if raw.lower() in _FALSE:
             return False
         raise ConfigError(f"{PREFIX}{name} must be one of true/false, on/off, yes/no, 1/0, not {raw!r}")
+
+    def choice(self, name: str, options: tuple[str, ...], default: str) -> str:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        if raw.lower() not in options:
+            raise ConfigError(f"{PREFIX}{name} must be one of {', '.join(options)}, not {raw!r}")
+        return raw.lower()

@@ -147,7 +147,7 @@ async def test_the_rest_authorizer_checks_the_facades_tokens_in_proxy_mode() -> 
     import time
 
     from lambda_mcp.auth.authorizer import Unauthorized, authorize
-    from lambda_mcp.facade.routes import token_guard
+    from lambda_mcp.facade.resource_guard import token_guard
 
     guard = token_guard(settings())
     now = int(time.time())
@@ -169,7 +169,7 @@ def test_in_proxy_mode_the_issuer_is_always_the_facade() -> None:
 @pytest.mark.anyio
 async def test_mcp_answers_503_when_kms_cannot_give_the_public_key(kms: Any) -> None:
     from lambda_mcp.auth.guard import Denied
-    from lambda_mcp.facade.routes import token_guard
+    from lambda_mcp.facade.resource_guard import token_guard
 
     guard = token_guard(settings(), KmsSigner("alias/missing"))
     with pytest.raises(Denied) as refused:

@@ -37,6 +37,9 @@ class Denied(Exception):
         error: str | None = None,
         scopes: frozenset[str] = frozenset(),
         retry_after: int | None = None,
+        *,
+        scheme: str = "Bearer",
+        nonce: str | None = None,
     ):
         super().__init__(description)
         self.status = status
@@ -47,19 +50,27 @@ class Denied(Exception):
         """For 403: every scope the operation needs."""
         self.retry_after = retry_after
         """For 503: seconds until the kit tries the issuer again."""
+        self.scheme = scheme
+        """The challenge's scheme: `DPoP` for a refused proof or a DPoP-bound token (RFC 9449 §7.1)."""
+        self.nonce = nonce
+        """For `use_dpop_nonce`: the nonce to send back in `DPoP-Nonce`."""
 
 
 class Guard(Protocol):
     mode: str
 
-    async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
-        """The caller (None: anonymous, auth `none`); raises `Denied`."""
+    async def authenticate(
+        self, headers: Mapping[str, str], event: object, audience: str, method: str = "POST"
+    ) -> Identity | None:
+        """The caller (None: anonymous, auth `none`); raises `Denied`. `method`: the request's (DPoP)."""
 
 
 class OpenGuard:
     mode = "none"
 
-    async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
+    async def authenticate(
+        self, headers: Mapping[str, str], event: object, audience: str, method: str = "POST"
+    ) -> Identity | None:
         return None
 
 
@@ -80,7 +91,9 @@ class BearerGuard:
         self.scopes = scopes
         self.audience = audience
 
-    async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
+    async def authenticate(
+        self, headers: Mapping[str, str], event: object, audience: str, method: str = "POST"
+    ) -> Identity | None:
         from .issuer import IssuerUnavailable
         from .tokens import TokenError
 
@@ -107,7 +120,9 @@ class GatewayGuard:
     def __init__(self, scopes: frozenset[str]) -> None:
         self.scopes = scopes
 
-    async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
+    async def authenticate(
+        self, headers: Mapping[str, str], event: object, audience: str, method: str = "POST"
+    ) -> Identity | None:
         identity = gateway_identity(event)
         if identity is None:
             raise Denied(401, "the request carries no identity from an API Gateway or Function URL authorizer")

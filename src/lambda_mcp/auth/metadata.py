@@ -64,3 +64,19 @@ def challenge(
     if error and description:
         params.append(f"error_description={_quoted(description, MAX_DESCRIPTION_CHARS)}")
     return "Bearer " + ", ".join(params) if params else "Bearer"
+
+
+DPOP_ALGORITHMS = "ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA"
+
+
+def dpop_challenge(
+    metadata_url: str | None,
+    *,
+    error: str | None = None,
+    description: str | None = None,
+    scopes: Iterable[str] = (),
+) -> str:
+    """A `DPoP` challenge (RFC 9449 §7.1): as `challenge`, with the proof algorithms the server accepts."""
+    bearer = challenge(metadata_url, error=error, description=description, scopes=scopes)
+    params = [bearer.removeprefix("Bearer").strip(), f"algs={_quoted(DPOP_ALGORITHMS)}"]
+    return "DPoP " + ", ".join(part for part in params if part)

@@ -35,7 +35,7 @@ class TokenError(Exception):
     """The token is not acceptable (answered 401 `invalid_token`); the message says why, never echoing it."""
 
 
-def _fits(key: Mapping[str, Any], algorithm: str) -> bool:
+def key_fits(key: Mapping[str, Any], algorithm: str) -> bool:
     if key.get("use", "sig") != "sig" or key.get("alg", algorithm) != algorithm:
         return False
     if key.get("kty") != _KEY_TYPE[algorithm[0]]:
@@ -60,9 +60,9 @@ class TokenValidator:
 
     async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
         """The issuer's key for the token (fetched in a worker thread when it is not held yet)."""
-        found = self.issuer.cached(kid, algorithm, _fits)
+        found = self.issuer.cached(kid, algorithm, key_fits)
         if found is None:
-            found = await asyncio.to_thread(self.issuer.load, kid, algorithm, _fits)
+            found = await asyncio.to_thread(self.issuer.load, kid, algorithm, key_fits)
         if found is None:
             raise TokenError("no key of the issuer matches the token's kid and algorithm")
         cache_key = (str(found.get("kid")), algorithm)

@@ -15,7 +15,7 @@ from ..config import ConfigError, Settings
 
 _settings = Settings.from_env()
 if _settings.auth == "proxy":  # the authorization facade's own tokens
-    from ..facade.routes import token_guard
+    from ..facade.resource_guard import token_guard
 
     _guard: object = token_guard(_settings)
 else:

@@ -18,7 +18,23 @@ from typing import Any
 logger = logging.getLogger("lambda_mcp.auth")
 
 RESERVED = frozenset(
-    {"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "scope", "client_id", "sid", "cnf", "azp", "typ", "nonce"}
+    {
+        "iss",
+        "sub",
+        "aud",
+        "exp",
+        "nbf",
+        "iat",
+        "jti",
+        "scope",
+        "client_id",
+        "sid",
+        "cnf",
+        "azp",
+        "typ",
+        "nonce",
+        "idp_iss",
+    }
 )
 MAX_COPIED_BYTES = 4096
 """The copied claims, as JSON, at most: an access token stays well under a header's size."""

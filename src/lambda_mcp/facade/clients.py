@@ -58,13 +58,15 @@ class Client:
     secret_hash: str | None = None
     grant_types: tuple[str, ...] | None = None
     """What the client registered; None when it left the field out (both grants)."""
+    scopes: tuple[str, ...] | None = None
+    """An operator-registered client's scopes (`registered`); None for a DCR or document client."""
 
     @property
     def display_name(self) -> str:
         return self.name or self.client_id
 
     def allows(self, grant: str) -> bool:
-        return self.grant_types is None or grant in self.grant_types
+        return grant in (self.grant_types or GRANT_TYPES)
 
     def redirect_for(self, requested: str | None) -> str | None:
         """The redirect URI to use: `requested` if it matches a registered one (None if not); when

@@ -92,12 +92,19 @@ class Families:
 
     # -- sign-in ----------------------------------------------------------------------------------
     async def start(
-        self, family: str, client_id: str, subject: str, scopes: list[str], signed_in: dict[str, Any]
+        self,
+        family: str,
+        client_id: str,
+        subject: str,
+        scopes: list[str],
+        signed_in: dict[str, Any],
+        jkt: str | None = None,
     ) -> str:
         """Write a new family for a sign-in (`signed_in`: the pending row's upstream results); its first
-        refresh token."""
+        refresh token. `jkt`: the DPoP key its refresh tokens are bound to (a public client's)."""
         now = self.f.clock()
         row = {
+            "jkt": jkt,
             "client_id": client_id,
             "subject": subject,
             "scopes": scopes,
@@ -115,14 +122,17 @@ class Families:
             await self.f.store.delete("family", family)
 
     # -- refresh ----------------------------------------------------------------------------------
-    async def rotate(self, client_id: str, token: str) -> Grant:
-        """The grant a refresh token is worth, its successor in place; `OAuthError(invalid_grant)`."""
+    async def rotate(self, client_id: str, token: str, jkt: str | None = None) -> Grant:
+        """The grant a refresh token is worth, its successor in place; `OAuthError(invalid_grant)`. A
+        family bound to a DPoP key refreshes only with a proof by that key (`jkt`), checked before any write."""
         family, _, _ = token.partition(".")
         now = self.f.clock()
         found = await self.f.store.get("family", family, now)
         if found is None or found[0]["client_id"] != client_id:
             raise _bad_grant()
         row, current = found
+        if row.get("jkt") and row["jkt"] != jkt:
+            raise OAuthError("invalid_dpop_proof", "this refresh token is DPoP-bound: send a proof by its key")
         if await self.signed_out(row["subject"], float(row["created"])):
             await self.end(family)
             raise _bad_grant()

@@ -1,10 +1,14 @@
-"""`POST /oauth/token` (the `authorization_code` and `refresh_token` grants, and the tokens they issue) and
-`POST /oauth/revoke` (RFC 7009).
+"""`POST /oauth/token` (the `authorization_code` and `refresh_token` grants, the machine grants of
+`machine`, and the tokens they issue) and `POST /oauth/revoke` (RFC 7009).
 
-- **Client authentication**: `client_secret_basic`, `client_secret_post`, or none (a public client
-  names itself with `client_id`); a registered confidential client must authenticate. A client that
-  registered `grant_types` gets only those (no refresh token without `refresh_token`); one that left the
-  field out gets both, as the MCP clients in use expect.
+- **Client authentication** (`client_auth`): `client_secret_basic`, `client_secret_post`,
+  `private_key_jwt` (operator clients), or none (a public client names itself with `client_id`); a
+  confidential client must authenticate. A client that registered `grant_types` gets only those (no
+  refresh token without `refresh_token`); a DCR or document client that left the field out gets
+  `authorization_code` and `refresh_token`, never a machine grant.
+- **DPoP** (`dpop`): a token request with a valid proof gets a token bound to its key (`cnf.jkt`,
+  `token_type` `DPoP`); a public client's refresh token is bound too, and refreshes only with a proof
+  by the same key. `LAMBDA_MCP_AUTH_DPOP=required` refuses a token request without a proof.
 - **Codes** are marked used (`used:<family>`) before anything else is checked, so a code works once,
   whatever the outcome; then the client, `redirect_uri`, PKCE verifier and `resource` must match. A code
   presented again by its client revokes the sign-in its first use started (RFC 6749 §4.1.2): the replay
@@ -22,18 +26,19 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import secrets
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_plus
 
 from starlette.requests import Request
 
+from .client_auth import ClientAuthentication
 from .clients import Client
+from .dpop import DpopError, Proofs
 from .errors import OAuthError
 from .families import BAD_GRANT, Grant
 from .hashing import digest, s256
+from .machine import MachineGrants
+from .registered import JWT_BEARER, MACHINE_GRANTS, Registry
 from .signing import mint, verify
 
 if TYPE_CHECKING:
@@ -44,42 +49,49 @@ MARKED_SECONDS = 60
 """How long a used code stays marked: as long as it could be presented (a code lives 60 s)."""
 
 
+GRANT_TYPES = ("authorization_code", "refresh_token", *MACHINE_GRANTS)
+
+
 class Grants:
-    def __init__(self, facade: FacadeContext) -> None:
+    def __init__(self, facade: FacadeContext, registry: Registry, proofs: Proofs | None = None) -> None:
         self.f = facade
+        self.proofs = proofs
+        """DPoP proofs at the token endpoint (None: `LAMBDA_MCP_AUTH_DPOP=off`)."""
+        self.authentication = ClientAuthentication(facade, registry)
+        self.machine = MachineGrants(facade, self.issue)
 
     async def token(self, request: Request, fields: dict[str, str]) -> dict[str, Any]:
-        client = await self._client(request, fields)
+        client = await self.authentication.client(request, fields)
         grant = fields.get("grant_type")
-        if grant not in ("authorization_code", "refresh_token"):
-            raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+        if grant not in GRANT_TYPES:
+            raise OAuthError("unsupported_grant_type", f"grant_type must be one of {', '.join(GRANT_TYPES)}")
         if not client.allows(grant):
-            raise OAuthError("unauthorized_client", f"the client did not register the {grant} grant")
+            raise OAuthError("unauthorized_client", f"the client may not use the {grant} grant")
         if fields.get("resource", self.f.resource) != self.f.resource:
             raise OAuthError("invalid_target", "resource must be this MCP server's URL")
+        jkt = await self._proof(request)
         if grant == "authorization_code":
-            return await self._code(client, fields)
-        return await self._refresh(client, fields)
+            return await self._code(client, fields, jkt)
+        if grant == "refresh_token":
+            return await self._refresh(client, fields, jkt)
+        if grant == JWT_BEARER:
+            return await self.machine.jwt_bearer(client, fields, jkt)
+        return await self.machine.client_credentials(client, fields, jkt)
 
-    async def _client(self, request: Request, fields: dict[str, str]) -> Client:
-        client_id, secret = fields.get("client_id"), fields.get("client_secret")
-        basic = request.headers.get("authorization", "")
-        if basic[:6].lower() == "basic ":
-            try:
-                pair = base64.b64decode(basic[6:].strip(), validate=True).decode()
-            except (binascii.Error, UnicodeDecodeError):
-                raise OAuthError("invalid_client", "the Basic credentials are malformed", 401) from None
-            name, _, password = pair.partition(":")
-            client_id, secret = unquote_plus(name), unquote_plus(password)
+    async def _proof(self, request: Request) -> str | None:
+        """The thumbprint of the DPoP key to bind the token to (None: no proof sent)."""
+        values = request.headers.getlist("dpop")
+        if self.proofs is None or not values:
+            if self.f.settings.auth_dpop == "required":
+                raise OAuthError("invalid_dpop_proof", "this server issues DPoP-bound tokens only: send a DPoP proof")
+            return None
         try:
-            client = await self.f.clients.find(client_id)
-        except OAuthError:
-            raise OAuthError("invalid_client", "the client is unknown", 401) from None
-        if client.secret_hash is not None and not client.secret_matches(secret):
-            raise OAuthError("invalid_client", "the client's credentials are wrong", 401)
-        return client
+            return await self.proofs.check(values, "POST", self.f.issuer + "/oauth/token")
+        except DpopError as exc:
+            headers = {"DPoP-Nonce": exc.nonce} if exc.nonce is not None else None
+            raise OAuthError(exc.error, exc.description, headers=headers) from None
 
-    async def _code(self, client: Client, fields: dict[str, str]) -> dict[str, Any]:
+    async def _code(self, client: Client, fields: dict[str, str], jkt: str | None) -> dict[str, Any]:
         code = fields.get("code")
         if not code or len(code) > 512:
             raise OAuthError("invalid_request", "code is required")
@@ -98,13 +110,14 @@ class Grants:
         if not verifier or not 43 <= len(verifier) <= 128 or s256(verifier) != row["challenge"]:
             raise OAuthError("invalid_grant", "the PKCE code_verifier does not match the code_challenge")
         refresh = None
-        if client.allows("refresh_token"):
-            refresh = await self.f.families.start(family, client.client_id, row["subject"], row["scopes"], row)
+        if client.allows("refresh_token"):  # a public client's refresh token is bound to its DPoP key too
+            bound = jkt if client.auth_method == "none" else None
+            refresh = await self.f.families.start(family, client.client_id, row["subject"], row["scopes"], row, bound)
             if await self._was_replayed(key, family):  # a replay between the mark and the family's write
                 await self.f.families.end(family)
                 raise OAuthError("invalid_grant", BAD_GRANT)
         grant = Grant(family, client.client_id, row["subject"], row["scopes"], row.get("claims") or {}, refresh)
-        return await self._tokens(grant, row["scopes"])
+        return await self._tokens(grant, row["scopes"], jkt)
 
     async def _replayed(self, key: str, row: dict[str, Any], now: float) -> None:
         """A code seen again: end the sign-in its first use started (the client is the code's own)."""
@@ -121,37 +134,54 @@ class Grants:
         found = await self.f.store.get("code", key, self.f.clock())
         return found is not None and found[1] == f"replayed:{family}"
 
-    async def _refresh(self, client: Client, fields: dict[str, str]) -> dict[str, Any]:
+    async def _refresh(self, client: Client, fields: dict[str, str], jkt: str | None) -> dict[str, Any]:
         token = fields.get("refresh_token") or ""
         if "." not in token or len(token) > 512:
             raise OAuthError("invalid_request", "refresh_token is required")
-        grant = await self.f.families.rotate(client.client_id, token)
+        grant = await self.f.families.rotate(client.client_id, token, jkt)
         scopes = grant.scopes
         asked = [scope for scope in (fields.get("scope") or "").split() if scope != "offline_access"]
         if asked:
             if not set(asked) <= set(scopes):
                 raise OAuthError("invalid_scope", "a refresh may ask only for scopes already granted")
             scopes = asked
-        return await self._tokens(grant, scopes)
+        return await self._tokens(grant, scopes, jkt)
 
-    async def _tokens(self, grant: Grant, scopes: list[str]) -> dict[str, Any]:
+    async def _tokens(self, grant: Grant, scopes: list[str], jkt: str | None) -> dict[str, Any]:
+        claims = {**grant.claims, "sub": grant.subject, "sid": grant.family}
+        return await self.issue(grant.client_id, scopes, claims, jkt, grant.refresh_token)
+
+    async def issue(
+        self,
+        client_id: str,
+        scopes: list[str],
+        claims: dict[str, Any],
+        jkt: str | None = None,
+        refresh_token: str | None = None,
+    ) -> dict[str, Any]:
+        """The token response: an access token for the MCP resource with `claims` (`sub`, `sid`, copied
+        ones), bound to the DPoP key `jkt` when there is one."""
         now = int(self.f.clock())
         claims = {
-            **grant.claims,
+            **claims,
             "iss": self.f.issuer,
             "aud": self.f.resource,
-            "sub": grant.subject,
-            "client_id": grant.client_id,
+            "client_id": client_id,
             "scope": " ".join(scopes),
-            "sid": grant.family,
             "iat": now,
             "exp": now + ACCESS_SECONDS,
             "jti": secrets.token_urlsafe(12),
         }
+        if jkt is not None:
+            claims["cnf"] = {"jkt": jkt}
         access = await asyncio.to_thread(mint, self.f.signer, claims)
-        answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": ACCESS_SECONDS}
-        if grant.refresh_token:
-            answer["refresh_token"] = grant.refresh_token
+        answer: dict[str, Any] = {
+            "access_token": access,
+            "token_type": "DPoP" if jkt is not None else "Bearer",
+            "expires_in": ACCESS_SECONDS,
+        }
+        if refresh_token:
+            answer["refresh_token"] = refresh_token
         if scopes:
             answer["scope"] = " ".join(scopes)
         return answer
@@ -160,7 +190,7 @@ class Grants:
     async def revoke(self, request: Request, fields: dict[str, str]) -> None:
         """End the sign-in of the token presented, when it is the client's own; an unknown, expired or
         foreign token is not an error (RFC 7009 §2.2: the answer is the same 200)."""
-        client = await self._client(request, fields)
+        client = await self.authentication.client(request, fields)
         token = fields.get("token")
         if not token or len(token) > 8192:
             raise OAuthError("invalid_request", "token is required")

@@ -26,20 +26,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..auth.fetch import Deadline, FetchError
-from ..auth.guard import BearerGuard
-from ..auth.issuer import Issuer
+from ..auth.metadata import DPOP_ALGORITHMS
 from ..config import LOOPBACK_NAMES, Settings
 from ..storage.errors import StorageError
 from ..storage.facade import FacadeStore
 from .authorize import AuthorizeFlow
 from .clients import MAX_METADATA_BYTES, Clients, parse_metadata
+from .dpop import Nonces, Proofs
+from .enterprise import GRANT_PROFILE
 from .errors import OAuthError
 from .families import Families
 from .forms import form_fields
 from .grants import Grants
 from .limits import Limits, source_address
 from .pages import error_page
+from .registered import CLIENT_CREDENTIALS, JWT_BEARER, Registry
+from .resource_guard import FacadeGuard, token_guard
 from .sealing import StateKeys
 from .signing import Signer, SigningError, jwks, signer_for
 from .upstream import Upstream, UpstreamError
@@ -52,27 +54,9 @@ def _json(document: dict[str, Any], status: int = 200, headers: dict[str, str] |
     return JSONResponse(document, status, headers={**_NO_STORE, **(headers or {})})
 
 
-def token_guard(settings: Settings, signer: Signer | None = None) -> BearerGuard:
-    """The guard of `/mcp` in `proxy` mode (also the REST API authorizer's): the facade's own tokens, for
-    its resource, their key taken from the signer (never fetched over HTTP)."""
-    from ..auth.tokens import TokenValidator
-
-    issuer_url, resource = settings.auth_issuer, settings.proxy_resource
-    assert issuer_url and resource, "Settings.check ensures proxy mode names its resource"
-    signer = signer or signer_for(settings.auth_signing_key, settings.auth_signing_key_id)
-
-    def keys(url: str, deadline: Deadline) -> dict[str, Any]:
-        try:
-            return jwks(signer)
-        except SigningError as exc:  # KMS unreachable or denied: 503 and a retry, as for an issuer that is down
-            raise FetchError(str(exc)) from None
-
-    issuer = Issuer(issuer_url, jwks_url=issuer_url + "/oauth/jwks", fetch=keys)
-    return BearerGuard(TokenValidator(issuer, token_type="at+jwt"), frozenset(settings.auth_scopes), resource)
-
-
 def refusal(exc: OAuthError) -> JSONResponse:
     headers = {"WWW-Authenticate": 'Basic realm="oauth"'} if exc.status == 401 else {}
+    headers.update(exc.headers)
     if exc.retry_after is not None:
         headers["Retry-After"] = str(exc.retry_after)
     return _json(exc.body(), exc.status, headers)
@@ -113,8 +97,11 @@ class Facade:
         self.clients = Clients(store, self.limits, allow_loopback_documents=local, clock=clock)
         self.families = Families(self)
         self.flow = AuthorizeFlow(self)
-        self.grants = Grants(self)
-        self._guard: BearerGuard | None = None
+        self.registry = Registry(settings.auth_clients)
+        nonces = Nonces(StateKeys(state_keys, "dpop nonce").keys, clock) if settings.auth_dpop_nonce else None
+        self.proofs = Proofs(store, nonces, clock) if settings.auth_dpop != "off" else None
+        self.grants = Grants(self, self.registry, self.proofs)
+        self._guard: FacadeGuard | None = None
 
     def path(self, route: str) -> str:
         """A facade route as the browser must request it (a REST API's stage in front)."""
@@ -132,9 +119,9 @@ class Facade:
 
     # -- the guard of /mcp ----------------------------------------------------------------------------
     @property
-    def guard(self) -> BearerGuard:
+    def guard(self) -> FacadeGuard:
         if self._guard is None:
-            self._guard = token_guard(self.settings, self.signer)
+            self._guard = token_guard(self.settings, self.signer, self.proofs or Proofs(self.store, None, self.clock))
         return self._guard
 
     # -- routes ---------------------------------------------------------------------------------------
@@ -166,6 +153,18 @@ class Facade:
 
     def _metadata(self) -> dict[str, Any]:
         base = self.issuer
+        grants = ["authorization_code", "refresh_token"]
+        methods = ["none", "client_secret_post", "client_secret_basic"]
+        machine: dict[str, Any] = {}
+        if self.registry.configured:
+            grants.append(CLIENT_CREDENTIALS)
+            methods.append("private_key_jwt")
+            machine["token_endpoint_auth_signing_alg_values_supported"] = DPOP_ALGORITHMS.split()[:-1]
+            if self.settings.auth_trusted_issuers:
+                grants.append(JWT_BEARER)
+                machine["authorization_grant_profiles_supported"] = [GRANT_PROFILE]
+        if self.proofs is not None:
+            machine["dpop_signing_alg_values_supported"] = DPOP_ALGORITHMS.split()
         return {
             "issuer": base,
             "authorization_endpoint": base + "/oauth/authorize",
@@ -176,12 +175,13 @@ class Facade:
             "jwks_uri": base + "/oauth/jwks",
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "grant_types_supported": grants,
+            "token_endpoint_auth_methods_supported": methods,
             "code_challenge_methods_supported": ["S256"],
             "scopes_supported": sorted({*self.settings.auth_scopes, *self.tool_scopes()}),
             "client_id_metadata_document_supported": True,
             "authorization_response_iss_parameter_supported": True,
+            **machine,
         }
 
     async def jwks(self, request: Request) -> Response:

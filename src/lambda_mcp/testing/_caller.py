@@ -28,7 +28,9 @@ class FixedCaller:
         self.identity = identity
         self.required = required
 
-    async def authenticate(self, headers: Mapping[str, str], event: object, audience: str) -> Identity | None:
+    async def authenticate(
+        self, headers: Mapping[str, str], event: object, audience: str, method: str = "POST"
+    ) -> Identity | None:
         if self.identity.missing(self.required):
             raise Denied(403, "the token lacks a scope this server requires", "insufficient_scope", self.required)
         return self.identity

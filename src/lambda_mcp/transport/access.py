@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from ..auth.guard import Denied, Guard, guard_for, issuer_for, log_denial
 from ..auth.identity import Identity
-from ..auth.metadata import CHALLENGE_COPY, WELL_KNOWN, challenge, protected_resource_metadata
+from ..auth.metadata import CHALLENGE_COPY, WELL_KNOWN, challenge, dpop_challenge, protected_resource_metadata
 from ..config import LOOPBACK_NAMES, Settings
 from ..protocol import jsonrpc
 from ..protocol.errors import INVALID_REQUEST
@@ -119,7 +119,7 @@ class Access:
             return None
         audience = self.settings.auth_audience or (self.locate(request).resource if guard.mode == "jwt" else "")
         try:
-            return await guard.authenticate(request.headers, request.scope.get("aws.event"), audience)
+            return await guard.authenticate(request.headers, request.scope.get("aws.event"), audience, request.method)
         except Denied as denied:
             return self.refuse(request, denied)
 
@@ -144,9 +144,12 @@ class Access:
         if self.issuer is not None:
             base = frozenset(self.settings.auth_scopes)
             wanted = denied.scopes | base if denied.status == 403 else base
-            headers["WWW-Authenticate"] = challenge(
+            make = dpop_challenge if denied.scheme == "DPoP" else challenge
+            headers["WWW-Authenticate"] = make(
                 location.metadata, error=denied.error, description=denied.description, scopes=wanted
             )
+            if denied.nonce is not None:
+                headers["DPoP-Nonce"] = denied.nonce
             if lambda_event:  # behind API Gateway: the copy its response mapping restores the header from
                 headers[CHALLENGE_COPY] = headers["WWW-Authenticate"]
             if denied.status in (401, 403):
