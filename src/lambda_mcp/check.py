@@ -7,7 +7,10 @@ replace them as they do for `sam deploy`; every other parameter takes the templa
 one line each, is what CloudFormation refuses only after the upload: a parameter with neither a value nor
 a default (`AuthMode`), a value outside `AllowedValues`, `AllowedPattern`, a length or a number range, a
 name the template has no parameter for (`sam deploy` would drop it without a word), and each assertion of
-the template's `Rules` the values break (its `AssertDescription`). It checks a new stack: on an existing
+the template's `Rules` the values break (its `AssertDescription`); `AuthTrustedIssuers` names each entry
+that is no https:// URL. Warned, without refusing: a setting of the authorization facade (operator clients,
+trusted issuers, DPoP) with an `AuthMode` that runs no facade, and trusted issuers without operator clients
+(whose jwt-bearer grant is the only use of an ID-JAG). It checks a new stack: on an existing
 one, `sam deploy` keeps the previous value of a parameter it is not given, so keep every value in
 samconfig.toml (`sam deploy --guided` writes them there).
 """
@@ -29,6 +32,12 @@ EXIT_REFUSED = 1
 EXIT_UNREADABLE = 2
 COMMANDS = ("deploy", "global")
 """The samconfig sections `sam deploy` reads its settings from, the first first."""
+FACADE_MODES = ("cognito", "proxy")
+"""The AuthModes whose function runs the authorization facade."""
+FACADE_ONLY = ("AuthClientsParameter", "AuthClientsSecretArn", "AuthTrustedIssuers", "AuthDpop", "AuthDpopNonce")
+"""Parameters only the facade reads (the other modes ignore them)."""
+CLIENT_SOURCES = ("AuthClientsParameter", "AuthClientsSecretArn")
+_HTTPS_URL = re.compile(r"https://[^\s,/]+[^\s,]*")
 
 
 class CheckError(Exception):
@@ -72,6 +81,8 @@ def main(argv: list[str]) -> int:
     found = problems(template, deployment)
     for problem in found:
         print(f"lambda-mcp check: {problem}", file=sys.stderr)
+    for warning in warnings(template, given(template, deployment.values)):
+        print(f"lambda-mcp check: warning: {warning}", file=sys.stderr)
     if found:
         return EXIT_REFUSED
     chosen = ", ".join(f"{name}={value}" for name, value in list(given(template, deployment.values).items())[:3])
@@ -206,10 +217,40 @@ def problems(template: dict[str, Any], deployment: Deployment) -> list[str]:
         if name not in values:
             found.append(_no_value(name, spec, deployment))
         elif (refused := _refused(name, spec, values[name])) is not None:
-            found.append(refused)
+            found.append(_not_https(name, values[name]) if name == "AuthTrustedIssuers" else refused)
     if found:  # rules read every parameter: a missing or malformed one would only add noise
         return found
     return _broken_rules(template, values)
+
+
+def warnings(template: dict[str, Any], values: dict[str, str]) -> list[str]:
+    """What these values set that the stack will not use, one line each (nothing CloudFormation refuses)."""
+    parameters = _parameters(template)
+    mode = values.get("AuthMode", "")
+
+    def changed(name: str) -> bool:
+        return name in values and values[name] != _text(parameters[name].get("Default", ""))
+
+    if mode not in FACADE_MODES:
+        return [
+            f"{name}={values[name]} is ignored: AuthMode={mode or '(none)'} runs no authorization facade (it is"
+            f" read by AuthMode={' or '.join(FACADE_MODES)} only)"
+            for name in FACADE_ONLY
+            if changed(name)
+        ]
+    if changed("AuthTrustedIssuers") and not any(changed(name) for name in CLIENT_SOURCES):
+        return [
+            "AuthTrustedIssuers is set without AuthClientsParameter or AuthClientsSecretArn: an ID-JAG is accepted"
+            " only from an operator client with the jwt-bearer grant (lambda-mcp clients add ... --grant jwt-bearer)"
+        ]
+    return []
+
+
+def _not_https(name: str, value: str) -> str:
+    """The entries of a comma-separated list of issuer URLs that are no https:// URL."""
+    bad = [entry.strip() or "an empty entry" for entry in value.split(",") if not _HTTPS_URL.fullmatch(entry.strip())]
+    what = "is not an https:// issuer URL" if len(bad) == 1 else "are not https:// issuer URLs"
+    return f"{name}: {', '.join(bad)} {what} (comma-separated, https://idp.example.com)"
 
 
 def _no_value(name: str, spec: dict[str, Any], deployment: Deployment) -> str:

@@ -3,7 +3,8 @@ streaming server (behind the Lambda Web Adapter), `invoke` runs one event throug
 (local/invoke.py), `new` creates a project, `local-aws` runs the local AWS API on its own; `call`, `list`,
 `read` and `prompt` talk to any MCP endpoint (lambda_mcp.remote), `smoke` checks a deployed endpoint,
 `check` checks a deploy's parameters before upload, `signout` signs a user out of the authorization
-facade. Expected failures are one line on stderr (`lambda-mcp --debug ...`: the traceback)."""
+facade, `clients` edits the facade's operator clients (its machine clients). Expected failures are one line on
+stderr (`lambda-mcp --debug ...`: the traceback)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ EXPECTED = {
     "lambda_mcp.local.aws.LocalAWSError": 2,
     "lambda_mcp.storage.errors.StorageError": 2,
     "lambda_mcp.scaffold.ScaffoldError": 1,
+    "lambda_mcp.clients_document.ClientsError": 2,
     "json.decoder.JSONDecodeError": 2,
     "builtins.OSError": 2,
 }
@@ -36,6 +38,7 @@ OWN_PARSERS = {
     "check": ".check",
     "local-aws": ".local.aws",
     "signout": ".signout",
+    "clients": ".clients_cli",
     "smoke": ".smoke",
     "call": ".remote.cli",
     "list": ".remote.cli",
@@ -122,6 +125,9 @@ def _parser() -> argparse.ArgumentParser:
     invoke.add_parser(commands, formatter)
     commands.add_parser(
         "signout", help="sign a user out of the authorization facade everywhere (lambda-mcp signout -h)"
+    )
+    commands.add_parser(
+        "clients", help="add, list or remove the facade's operator clients: agents, CI jobs (lambda-mcp clients -h)"
     )
     commands.add_parser(
         "check", help="check the parameters sam deploy would send, before any upload (lambda-mcp check -h)"

@@ -8,6 +8,7 @@
   Document (`Document`) that the target serves on loopback, or is itself malformed.
 - `authorize`, `consent`, `callback`, `token`, `revoke`: the browser flow and the grants, with hostile
   query strings, urlencoded bodies, cookies and Basic credentials around real values.
+- `machine`, `dpop`, `metadata` (`agent_probes`): identity for agents.
 
 Values only the running facade knows are `Ref`s the target fills in, possibly damaged (`probes.mangle`):
 `client_id`, `secret`, `basic` (its Basic credentials) and `redirect` of the probe's registered client;
@@ -48,6 +49,8 @@ CLIENTS = ("public", "basic", "post", "web", "widest")
 three redirecting to loopback; `web` (public, an `https` redirect URI: the only kind a consent is
 remembered for) and `widest` (the same with the longest redirect URI registration accepts)."""
 FAMILIES = ("register", "cimd", "authorize", "consent", "callback", "token", "revoke")
+"""The browser flow's and DCR's families; `agent_probes.FAMILIES` adds the machine grants, DPoP and the
+metadata document."""
 
 
 # -- probes -------------------------------------------------------------------------------------
@@ -84,6 +87,11 @@ class FacadeProbe:
     client: str = "public"
     document: Document | None = None
     client_url: str = ""
+    repeat: bool = False
+    """Sent twice, the second exchange checked (a replay of every assertion, ID-JAG and proof in it)."""
+    unavailable: bool = False
+    """Aimed at a dependency the target keeps down (an IdP's or a client's keys): a 503
+    `temporarily_unavailable` is the documented answer, not a finding."""
 
 
 # -- hostile text -------------------------------------------------------------------------------
@@ -790,7 +798,7 @@ def client_auth(draw: Draw, client: str) -> tuple[list[tuple[str, Any]], list[tu
 @st.composite
 def hostile_basic(draw: Draw) -> str:
     """An `Authorization` value claiming Basic: bad base64, bytes that are not UTF-8, no colon, bad
-    percent escapes, another scheme, huge."""
+    percent escapes, a character outside ASCII, another scheme, huge."""
 
     def b64(raw: bytes) -> str:
         return base64.b64encode(raw).decode()
@@ -813,6 +821,8 @@ def hostile_basic(draw: Draw) -> str:
                     "Basic " + b64(b"a:b") + "=====",
                     "Basic " + b64(("x" * 20_000 + ":y").encode()),
                     "Basic " + b64(("mcp-" + TAINT + ":" + TAINT).encode()),
+                    "Basic " + b64(b"a:b") + "\u00e9",
+                    "Basic \u00ff",
                     "Bearer " + TAINT,
                     "Digest " + TAINT,
                 ]
@@ -894,6 +904,11 @@ def revoke_probes(draw: Draw) -> FacadeProbe:
 
 
 def facade_probes(family: str) -> st.SearchStrategy[FacadeProbe]:
+    from .agent_probes import FAMILIES as AGENT_FAMILIES
+    from .agent_probes import agent_probes
+
+    if family in AGENT_FAMILIES:
+        return agent_probes(family)
     strategies: dict[str, Any] = {
         "register": register_probes,
         "cimd": cimd_probes,

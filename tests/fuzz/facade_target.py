@@ -2,7 +2,10 @@
 resource on loopback) behind the Lambda handler (Mangum, fed API Gateway HTTP API events, cookies in
 the event's `cookies` as API Gateway sends them) or the streaming server (in-process ASGI), with a
 stand-in upstream, a loopback server for the probes' metadata documents, and the real values a probe
-may name (`Ref`s), made by signing in as a browser would.
+may name (`Ref`s), made by signing in as a browser would. For identity for agents (`agent_target`) it
+has operator clients (`LAMBDA_MCP_AUTH_CLIENTS`, inline), trusted enterprise IdPs whose keys a stand-in
+fetch serves (one never does), DPoP `optional` (`NonceFacadeTarget`: with nonces), and it signs each
+probe's `Signed` JWTs and gets the tokens (bound, unbound, an enterprise user's) that `/mcp` probes use.
 
 The process has no DNS while a target is open (`LoopbackResolver`): names other than `localhost` and
 IP literals do not resolve, so no metadata document fetch leaves the machine.
@@ -44,7 +47,9 @@ from tests.support.loopback import LoopbackServer, respond
 from tests.support.processes import ROOT
 from tests.unit.test_facade_http import FakeUpstream, settings
 
-from .facade_probes import PATH, PORT, REDIRECT, RESOURCE, SELF, Document, FacadeProbe, Form
+from .agent_probes import ASSERTION_TYPE, JWT_BEARER, TOKEN_URL, Cat, Signed
+from .agent_target import Agents
+from .facade_probes import BASE, PATH, PORT, REDIRECT, RESOURCE, SELF, Document, FacadeProbe, Form
 from .facade_properties import ANSWER_SECONDS, FacadeOutcome, authority
 from .probes import Raw, Ref, mangle
 from .targets import PK_LIMIT, ErrorLog, Guard
@@ -214,6 +219,8 @@ class FacadeTarget:
 
     name = "lambda"
     streaming = False
+    extra: dict[str, str] = {}
+    """Settings of this variant (`LAMBDA_MCP_AUTH_DPOP_NONCE`)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -224,12 +231,15 @@ class FacadeTarget:
         logger.addHandler(self.errors)
         if logger.getEffectiveLevel() > logging.ERROR:
             logger.setLevel(logging.ERROR)
+        self.agents = Agents(self.documents.publish, self.documents.port)
         self.store = AuditedFacadeStore()
         stores = Stores.memory()
         stores = Stores(stores.sessions, stores.events, stores.tasks, stores.calls, stores.changes, self.store)
         kit = build_kit(
             load_app(str(SCOPED)),
-            settings(LAMBDA_MCP_AUTH_SCOPES="mcp:tools inventory:read inventory:write"),
+            settings(
+                LAMBDA_MCP_AUTH_SCOPES="mcp:tools inventory:read inventory:write", **self.agents.env(), **self.extra
+            ),
             streaming=self.streaming,
             local=self.streaming,
             stores=stores,
@@ -237,6 +247,9 @@ class FacadeTarget:
         assert kit.facade is not None
         kit.facade.upstream = FuzzUpstream()  # type: ignore[assignment]
         unlimit(kit.facade)
+        self.facade = kit.facade
+        self.agents.install(kit.facade)
+        self.tokens: dict[str, tuple[str, float]] = {}
         self.guard = PlacedGuard(kit.asgi())
         self.connect()
         self.clients: dict[str, Client] = {}
@@ -244,6 +257,8 @@ class FacadeTarget:
         self.seed()
         self.authorities = frozenset(filter(None, (authority(c.redirect) for c in self.clients.values())))
         """Where any probe may be redirected: the registered clients' redirect URIs (on any port)."""
+        self.secrets = [*self.agents.static_secrets, *(c.secret for c in self.clients.values() if c.secret)]
+        """What no answer may show: the operator client's secret and hash, the DCR clients' secrets."""
 
     def connect(self) -> None:
         self.handler = Mangum(self.guard, lifespan="off")
@@ -256,11 +271,12 @@ class FacadeTarget:
 
     # -- one request --------------------------------------------------------------------------------
     def exchange(
-        self, method: str, target: str, headers: dict[str, str], cookies: list[str], body: bytes
+        self, method: str, target: str, headers: list[tuple[str, str]], cookies: list[str], body: bytes
     ) -> tuple[int | None, dict[str, str], bytes, list[str]]:
-        """(status, headers, body, Set-Cookie values) of one request through the Lambda handler."""
+        """(status, headers, body, Set-Cookie values) of one request through the Lambda handler (a header
+        sent twice arrives once, its values joined by commas, as API Gateway passes it)."""
         asyncio.set_event_loop(self.loop)
-        event = http_api_event(method, target, {"host": HOST, **headers}, body, HOST)
+        event = http_api_event(method, target, {"host": HOST, **joined(headers)}, body, HOST)
         if cookies:
             event["cookies"] = cookies
         try:
@@ -291,7 +307,7 @@ class FacadeTarget:
         target = path + (f"?{urlencode(query)}" if query else "")
         jar = [f"lmcp_browser={browser}"] if browser else []
         jar += [f"lmcp_consent={consent}"] if consent else []
-        return self.exchange(method, target, sent, jar, body)
+        return self.exchange(method, target, list(sent.items()), jar, body)
 
     # -- real values ------------------------------------------------------------------------------------
     def seed(self) -> None:
@@ -307,7 +323,7 @@ class FacadeTarget:
             ("widest", {"redirect_uris": [widest], "token_endpoint_auth_method": "none"}),
         ):
             status, _, body, _ = self.exchange(
-                "POST", "/oauth/register", {"content-type": "application/json"}, [], json.dumps(metadata).encode()
+                "POST", "/oauth/register", [("content-type", "application/json")], [], json.dumps(metadata).encode()
             )
             assert status == 201, f"seeding: registering {name} answered {status}: {body[:300]!r}"
             self.clients[name] = Client(json.loads(body))
@@ -402,22 +418,77 @@ class FacadeTarget:
         form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier}
         return str(self.token(client, {**form, "redirect_uri": self.clients[client].redirect})["refresh_token"])
 
+    def nonce(self) -> str | None:
+        """The DPoP nonce a client would have been given (None: the facade asks for none)."""
+        proofs = self.facade.proofs
+        return proofs.nonces.current() if proofs is not None and proofs.nonces is not None else None
+
+    def proof(self, method: str, url: str, access_token: str | None = None) -> str:
+        """A valid DPoP proof by the key the target's bound tokens are bound to."""
+        return self.agents.sign(Signed("dpop"), method=method, url=url, access_token=access_token, nonce=self.nonce())
+
+    def machine_token(self, kind: str) -> str:
+        """An access token of `agent-1`: `bound-token` (client_credentials, DPoP-bound), `enterprise-token`
+        (an ID-JAG's user, DPoP-bound) or `unbound-token` (client_credentials, Bearer); kept half an hour."""
+        kept = self.tokens.get(kind)
+        if kept is not None and time.monotonic() - kept[1] < 1800:
+            return kept[0]
+        assertion = self.agents.sign(Signed("assertion"), method="POST", url=TOKEN_URL)
+        form = {"grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE}
+        form["client_assertion"] = assertion
+        if kind == "enterprise-token":
+            form |= {"grant_type": JWT_BEARER, "assertion": self.agents.sign(Signed("id-jag"), method="", url="")}
+        headers = {} if kind == "unbound-token" else {"dpop": self.proof("POST", TOKEN_URL)}
+        status, _, body, _ = self.call("POST", "/oauth/token", form=form, headers=headers)
+        assert status == 200, f"a {kind} request answered {status}: {body[:300]!r}"
+        answer = json.loads(body)
+        assert answer["token_type"] == ("Bearer" if kind == "unbound-token" else "DPoP"), answer
+        self.tokens[kind] = (str(answer["access_token"]), time.monotonic())
+        return self.tokens[kind][0]
+
+    def spent_id_jag(self) -> str:
+        """A valid ID-JAG for `agent-1`, already exchanged once (its jti is spent)."""
+        jag = self.agents.sign(Signed("id-jag"), method="", url="")
+        form = {"grant_type": JWT_BEARER, "assertion": jag, "client_assertion_type": ASSERTION_TYPE}
+        form["client_assertion"] = self.agents.sign(Signed("assertion"), method="POST", url=TOKEN_URL)
+        status, _, body, _ = self.call("POST", "/oauth/token", form=form)
+        assert status == 200, f"an ID-JAG's first use answered {status}: {body[:300]!r}"
+        return jag
+
+    def bound_refresh(self) -> str:
+        """A refresh token of the public client bound to the target's DPoP key (a sign-in, then the code
+        redeemed with a proof)."""
+        code, verifier, _ = self.sign_in("public")
+        registered = self.clients["public"]
+        form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier}
+        form |= {"redirect_uri": registered.redirect, "client_id": registered.client_id}
+        status, _, body, _ = self.call(
+            "POST", "/oauth/token", form=form, headers={"dpop": self.proof("POST", TOKEN_URL)}
+        )
+        assert status == 200, f"a bound sign-in's token request answered {status}: {body[:300]!r}"
+        return str(json.loads(body)["refresh_token"])
+
     # -- a probe ----------------------------------------------------------------------------------------
     def send(self, probe: FacadeProbe) -> FacadeOutcome:
         """Fill in the probe's references, send it, and record what the properties need."""
         values = Values(self, probe)
         query = [(name, values.fill(value)) for name, value in probe.query]
         body = self.body(probe.body, values)
-        headers = {name: header_safe(values.fill(value)) for name, value in probe.headers}
+        pairs = [(name, header_safe(values.fill(value))) for name, value in probe.headers]
         jar = [f"{name}={header_safe(values.fill(value))}" for name, value in probe.cookies]
         encoded = urlencode(query, quote_via=quote) if query else ""
         raw = "&".join(part for part in (encoded, probe.raw_query) if part)
         target = probe.path + (f"?{raw}" if raw else "")
         escaped, logged = len(self.guard.escaped), len(self.errors.records)
         problems = len(self.store.problems)
+        if probe.repeat:  # the first of two: what it finds is found in the second's lists, or here
+            first = self.exchange(probe.method, target, pairs, jar, body)[0]
+            if first is not None and first >= 500 and not (probe.unavailable and first == 503):
+                self.guard.escaped.append(f"the first of two identical requests answered {first}")
         began = time.monotonic()
-        status, answer, data, set_cookies = self.exchange(probe.method, target, headers, jar, body)
+        status, answer, data, set_cookies = self.exchange(probe.method, target, pairs, jar, body)
         elapsed = time.monotonic() - began
+        headers = joined(pairs)
         corpus = {":query": "?" + raw, ":decoded": unquote_plus(raw), ":cookies": "; ".join(jar), **headers}
         if values.document is not None and probe.document is not None:
             served = " ".join(f"{k}: {v}" for k, v in probe.document.headers)
@@ -442,6 +513,8 @@ class FacadeTarget:
             cookies=set_cookies,
             browser=cookie_parser("; ".join(jar)).get("lmcp_browser"),
             redirect_authorities=self.authorities | values.declared,
+            secrets=[*self.secrets, *values.secrets],
+            unavailable=probe.unavailable,
         )
 
     def body(self, body: Any, values: Values) -> bytes:
@@ -468,8 +541,23 @@ class Values:
         self.document: bytes | None = None
         self.declared: frozenset[tuple[str, str]] = frozenset()
         """The authorities of the redirect URIs this probe's document declares."""
+        self.secrets: list[str] = []
+        """The credentials this probe presents (assertions, ID-JAGs, proofs, tokens, the operator secret)."""
 
     def fill(self, value: Any) -> str:
+        if isinstance(value, Cat):
+            return "".join(self.fill(part) for part in value.parts)
+        if isinstance(value, Signed):
+            access_token = self.real(value.token) if value.token else None
+            made = self.target.agents.sign(
+                value,
+                method=self.probe.method,
+                url=BASE + self.probe.path,
+                access_token=access_token,
+                nonce=self.target.nonce(),
+            )
+            self.secrets.append(made)
+            return made
         if not isinstance(value, Ref):
             return str(value)
         return mangle(self.real(value.kind), value.mangle, value.pick)
@@ -482,7 +570,10 @@ class Values:
     def make(self, kind: str) -> None:
         target, client = self.target, self.client
         registered = target.clients[client]
-        if kind == "document":
+        if kind in SECRET_KINDS:
+            self.made[kind] = self.machine(kind)
+            self.secrets.append(self.made[kind])
+        elif kind == "document":
             document = self.probe.document
             assert document is not None
             url = target.documents.publish(document, self.probe.client_url)
@@ -526,6 +617,31 @@ class Values:
             refresh = target.refresh_token(client)
             target.token(client, {"grant_type": "refresh_token", "refresh_token": refresh})
             self.made[kind] = refresh
+
+    def machine(self, kind: str) -> str:
+        target = self.target
+        if kind == "operator-secret":
+            return target.agents.secret
+        if kind == "operator-basic":
+            return basic("ci-job", target.agents.secret)
+        if kind == "bound-refresh":
+            return target.bound_refresh()
+        if kind == "spent-id-jag":
+            return target.spent_id_jag()
+        return target.machine_token(kind)
+
+
+SECRET_KINDS = frozenset({"bound-token", "enterprise-token", "unbound-token", "bound-refresh", "spent-id-jag"})
+SECRET_KINDS |= {"operator-basic", "operator-secret"}
+"""The `Ref`s of identity for agents: credentials, which no answer may echo."""
+
+
+def joined(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Headers by name, a repeated one's values joined by commas (as API Gateway passes them)."""
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        headers[name] = f"{headers[name]},{value}" if name in headers else value
+    return headers
 
 
 def declared_authorities(document: bytes) -> frozenset[tuple[str, str]]:
@@ -574,9 +690,9 @@ class StreamingFacadeTarget(FacadeTarget):
         """Nothing to connect: `exchange` calls the app."""
 
     def exchange(
-        self, method: str, target: str, headers: dict[str, str], cookies: list[str], body: bytes
+        self, method: str, target: str, headers: list[tuple[str, str]], cookies: list[str], body: bytes
     ) -> tuple[int | None, dict[str, str], bytes, list[str]]:
-        sent = [(name.lower().encode(), value.encode()) for name, value in {"host": HOST, **headers}.items()]
+        sent = [(name.lower().encode(), value.encode()) for name, value in [("host", HOST), *headers]]
         if cookies:
             sent.append((b"cookie", "; ".join(cookies).encode()))
         path, _, query = target.partition("?")
@@ -632,6 +748,18 @@ class StreamingFacadeTarget(FacadeTarget):
         return status, answer, b"".join(chunks), set_cookies
 
 
-TARGETS: dict[str, Callable[[], FacadeTarget]] = {"lambda": FacadeTarget, "streaming": StreamingFacadeTarget}
-"""Where the facade fuzzer sends: the Lambda handler (where the deployed facade runs) and the
-streaming server."""
+class NonceFacadeTarget(FacadeTarget):
+    """The Lambda handler's facade asking for DPoP nonces (`LAMBDA_MCP_AUTH_DPOP_NONCE=on`): the probes'
+    valid proofs carry the current one."""
+
+    name = "lambda-nonce"
+    extra = {"LAMBDA_MCP_AUTH_DPOP_NONCE": "on", "LAMBDA_MCP_STATE_KEY": "fuzz-nonce-state-key"}
+
+
+TARGETS: dict[str, Callable[[], FacadeTarget]] = {
+    "lambda": FacadeTarget,
+    "streaming": StreamingFacadeTarget,
+    "lambda-nonce": NonceFacadeTarget,
+}
+"""Where the facade fuzzer sends: the Lambda handler (where the deployed facade runs), the streaming
+server, and the Lambda handler with DPoP nonces."""

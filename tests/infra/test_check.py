@@ -2,7 +2,8 @@
 what CloudFormation would refuse only after `sam deploy` packaged and uploaded the stack (no AuthMode, a value
 the template does not allow, a broken template rule), one line each, and passes what the template accepts. Its
 verdicts agree with the template's own Rules as infra/validate_template.py evaluates them, for every front door
-and auth mode."""
+and auth mode. The agent settings (issue 36): issuers that are no https:// URL named, both clients documents
+refused, and a setting the chosen AuthMode would ignore warned about without refusing."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ from lambda_mcp.check import Deployment, load_template, problems
 from tests.infra import templates
 
 MODES = ["jwt", "cognito", "cognito-direct", "proxy", "iam", "none"]
+PROXY = [
+    "AuthMode=proxy",
+    "AuthAudience=https://m.example.com/mcp",
+    "UpstreamIssuer=https://login.example.com",
+    "UpstreamClientId=c",
+]
+SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-clients-AbCdEf"
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +76,20 @@ def test_a_new_project_is_refused_until_it_chooses_an_auth_mode(project: Path) -
         (["AuthMode=none", "WafRateLimit=5"], [r"^WafRateLimit=5: WafRateLimit must be 0 \(no web ACL\) or "]),
         (["Authmode=iam"], [r"sets Authmode, which template\.yaml has no parameter of", r"^AuthMode has no value"]),
         (["AuthMode=proxy", "AuthAudience=https://m.example.com/mcp"], [r"needs UpstreamIssuer", r"UpstreamClientId"]),
+        (
+            [
+                *PROXY,
+                "AuthClientsParameter=/mcp/clients",
+                "AuthTrustedIssuers=https://a.example.com,http://b.example.com,",
+            ],
+            [r"^AuthTrustedIssuers: http://b\.example\.com, an empty entry are not https:// issuer URLs"],
+        ),
+        (
+            [*PROXY, "AuthClientsParameter=/mcp/clients", f"AuthClientsSecretArn={SECRET}"],
+            [r"^set AuthClientsParameter or AuthClientsSecretArn, not both"],
+        ),
+        ([*PROXY, "AuthClientsParameter=mcp/clients"], [r"^AuthClientsParameter=mcp/clients: .*starting with a slash"]),
+        ([*PROXY, f"AuthClientsSecretArn={SECRET.removesuffix('-AbCdEf')}"], [r"AuthClientsSecretArn=.*full ARN"]),
     ],
 )
 def test_what_cloudformation_would_refuse_after_the_upload_is_one_line_each(
@@ -101,3 +123,50 @@ def test_its_verdicts_agree_with_the_templates_rules(api: str, mode: str) -> Non
         assert found == [" ".join(e.split()) for e in expected], (name, found, expected)
         refused += bool(found)
     assert refused == len({"AuthIssuer", "AuthAudience", "UpstreamIssuer", "UpstreamClientId"} & set(needed))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "warned"),
+    [
+        (
+            [
+                "AuthMode=jwt",
+                "AuthIssuer=https://i.example.com",
+                "AuthAudience=https://m.example.com/mcp",
+                "AuthClientsParameter=/mcp/clients",
+                "AuthDpop=required",
+            ],
+            [
+                "AuthClientsParameter=/mcp/clients is ignored: AuthMode=jwt runs no authorization facade",
+                "AuthDpop=required is ignored: AuthMode=jwt runs no authorization facade",
+            ],
+        ),
+        (
+            ["AuthMode=iam", f"AuthClientsSecretArn={SECRET}"],
+            [f"AuthClientsSecretArn={SECRET} is ignored: AuthMode=iam"],
+        ),
+        (
+            [*PROXY, "AuthTrustedIssuers=https://idp.example.com"],
+            ["AuthTrustedIssuers is set without AuthClientsParameter"],
+        ),
+        (
+            [
+                *PROXY,
+                "AuthTrustedIssuers=https://idp.example.com",
+                f"AuthClientsSecretArn={SECRET}",
+                "AuthDpopNonce=on",
+            ],
+            [],
+        ),
+        (["AuthMode=cognito", "AuthAudience=https://m.example.com/mcp", "AuthClientsParameter=/mcp/clients"], []),
+    ],
+)
+def test_agent_settings_the_stack_would_ignore_are_warned_not_refused(
+    project: Path, overrides: list[str], warned: list[str]
+) -> None:
+    done = _cli(["check", "--parameter-overrides", *overrides], project)
+    assert done.returncode == 0 and "nothing CloudFormation would refuse" in done.stdout, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == len(warned), lines
+    for line, fragment in zip(lines, warned, strict=True):
+        assert line.startswith("lambda-mcp check: warning: ") and fragment in line, line

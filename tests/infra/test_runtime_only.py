@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -35,6 +36,7 @@ from lambda_mcp.facade.signing import generate_pem
 from lambda_mcp.local.gateways import Caller, http_api_event
 from tests.infra.builds import DURABLE_LOCK, FAKE_AWS, LOCK, clean_env
 from tests.integration.test_auth_lambda import INITIALIZE, LIST
+from tests.support.agent_keys import ASSERTION_TYPE, KeyPair, client_assertion, dpop_proof, operator_entry
 from tests.support.facade_clients import TOOL_TEXT, python_sdk_flow
 from tests.support.issuer import LocalIssuer
 from tests.support.processes import ROOT, ServerProcess, free_port
@@ -224,6 +226,36 @@ def test_auth_proxy_challenges_and_serves_its_metadata(runtime: Runtime, upstrea
     assert challenged["statusCode"] == 401 and "resource_metadata=" in challenged["headers"]["www-authenticate"]
     assert served["statusCode"] == 200 and json.loads(served["body"])["issuer"] == f"https://{DOMAIN}", served
     assert "cryptography" in report["imported"]  # the facade signs its tokens (ES256)
+
+
+def test_an_agent_gets_a_dpop_bound_token_by_client_credentials_and_calls_with_it(
+    runtime: Runtime, upstream: Upstream
+) -> None:
+    """The machine grant, its RFC 7523 assertion and DPoP (issue 36) with the deployment's packages alone."""
+    agent, key = KeyPair(), KeyPair()
+    settings = proxy_settings(upstream, RESOURCE)
+    settings["LAMBDA_MCP_AUTH_CLIENTS"] = json.dumps([operator_entry("agent-1", agent, "mcp:tools")])
+    token_url = f"https://{DOMAIN}/oauth/token"
+    form = {
+        "grant_type": "client_credentials",
+        "client_assertion_type": ASSERTION_TYPE,
+        "client_assertion": client_assertion(agent, "agent-1", f"https://{DOMAIN}"),
+    }
+    headers = {"host": DOMAIN, "content-type": "application/x-www-form-urlencoded"}
+    headers["dpop"] = dpop_proof(key, "POST", token_url)
+    request = http_api_event("POST", "/oauth/token", headers, urlencode(form).encode(), DOMAIN)
+    (answer,) = runtime.probe("http", [request], **settings)["answers"]
+    assert answer["statusCode"] == 200, answer
+    tokens = json.loads(answer["body"])
+    assert tokens["token_type"] == "DPoP"
+    call = _event(LIST, method="POST")
+    call["headers"] |= {"authorization": "DPoP " + tokens["access_token"]}
+    call["headers"]["dpop"] = dpop_proof(key, "POST", RESOURCE, tokens["access_token"])
+    unproven = _event(LIST, method="POST")
+    unproven["headers"] |= {"authorization": "DPoP " + tokens["access_token"]}
+    listed, refused = runtime.probe("http", [call, unproven], **settings)["answers"]
+    assert "test_simple_text" in _listed(listed)
+    assert refused["statusCode"] == 401 and refused["headers"]["www-authenticate"].startswith("DPoP ")
 
 
 def test_tracing_on_sends_xray_segments(runtime: Runtime, tmp_path: Path) -> None:

@@ -231,9 +231,13 @@ def test_the_http_function_may_use_the_table_send_to_the_task_queue_and_read_its
 ) -> None:
     _, props = _function(cfn, HTTP_HANDLER)
     # Every mode's statements, with TaskBackend=sqs; the authorization facade's (AuthMode=cognito, proxy) are
-    # conditional, and test_template_facade checks them; the durable backend's, test_template_durable.
+    # conditional, and test_template_facade checks them (the operator clients' reads: test_template_agents); the
+    # durable backend's, test_template_durable.
     statements, conditions = _sqs_statements(cfn, props)
-    assert conditions == ["SqsBackend", "DurableBackend", "DurableBackend", "UsesFacade", "UsesFacade", "AuthCognito"]
+    assert conditions == [
+        "SqsBackend", "DurableBackend", "DurableBackend", "UsesFacade", "UsesFacade", "AuthCognito",
+        "FacadeClientsInParameter", "FacadeClientsInSecret",
+    ]  # fmt: skip
     assert {a for s in statements for a in as_list(s["Action"])} == TABLE_ACTIONS | {
         "sqs:SendMessage",
         "secretsmanager:GetSecretValue",

@@ -35,7 +35,7 @@ from tests.support.facade_clients import (
 )
 from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
 from tests.support.ts_sdk import run_ts_client
-from tests.support.upstream import SignIn, Upstream, sign_in, start_upstream
+from tests.support.upstream import SignIn, Upstream, sign_in, upstream_for_ports
 from tests.unit.test_facade_http import pkce
 
 pytestmark = pytest.mark.anyio
@@ -51,10 +51,7 @@ def ports() -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def upstream(ports: dict[str, int], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
-    callbacks = [f"http://127.0.0.1:{port}{prefix}/oauth/callback" for port in ports.values() for prefix in ("", "/v1")]
-    started = start_upstream(tmp_path_factory.mktemp("upstream") / "oidc.log", callbacks)
-    yield started
-    started.stop()
+    yield from upstream_for_ports(ports, tmp_path_factory.mktemp("upstream") / "oidc.log")
 
 
 @pytest.fixture(scope="module")

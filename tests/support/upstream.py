@@ -15,6 +15,7 @@ import html
 import re
 import secrets
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -76,6 +77,15 @@ def start_upstream(log: Path, redirect_uris: list[str]) -> Upstream:
     port, client_id, secret = free_port(), "lambda-mcp-facade", secrets.token_urlsafe(24)
     process = oidc_server("upstream.mjs", port, [client_id, secret, *redirect_uris], log)
     return Upstream(process, f"http://127.0.0.1:{port}", client_id, secret)
+
+
+def upstream_for_ports(ports: dict[str, int], log: Path) -> Iterator[Upstream]:
+    """A module fixture's upstream: callbacks for a dev server on each of `ports`, at the root and under a
+    REST API's `/v1` stage; stopped when the module is done."""
+    callbacks = [f"http://127.0.0.1:{port}{prefix}/oauth/callback" for port in ports.values() for prefix in ("", "/v1")]
+    started = start_upstream(log, callbacks)
+    yield started
+    started.stop()
 
 
 @dataclass

@@ -18,7 +18,7 @@ from lambda_mcp.auth.issuer import Issuer
 from lambda_mcp.auth.tokens import TokenValidator
 from lambda_mcp.facade.enterprise import ID_JAG_TYPE
 from lambda_mcp.facade.hashing import digest
-from lambda_mcp.kit import Stores, build_kit
+from lambda_mcp.kit import build_kit
 from lambda_mcp.loader import load_app
 from tests.support.agent_keys import (
     ASSERTION_TYPE,
@@ -386,3 +386,78 @@ async def test_a_public_clients_refresh_token_is_bound_to_its_dpop_key() -> None
         same = await http.post("/oauth/token", data=refresh, headers={"dpop": dpop_proof(key, "POST", TOKEN_URL)})
         assert same.status_code == 200, same.text
         assert claims_of(same.json()["access_token"])["cnf"] == {"jkt": key.thumbprint}
+
+
+# -- the document -----------------------------------------------------------------------------------------
+def entry(**fields: Any) -> str:
+    base = {"client_id": "a", "token_endpoint_auth_method": "private_key_jwt", "grant_types": ["client_credentials"]}
+    return json.dumps([{**base, **fields}])
+
+
+@pytest.mark.parametrize(
+    ("document", "why"),
+    [
+        (entry(client_id="mcp-x"), "not start with mcp-"),
+        (entry(token_endpoint_auth_method="none"), "token_endpoint_auth_method"),
+        (entry(grant_types=["authorization_code"]), "grant_types"),
+        (entry(jwks={"keys": [{"kty": "EC", "d": "secret"}]}), "public"),
+        (entry(token_endpoint_auth_method="client_secret_basic", client_secret_hash="plain"), "SHA-256"),
+        ("{}", "JSON list"),
+        ("s3://bucket/clients.json", "file:<path>, ssm:<name> or secretsmanager:<arn>"),
+    ],
+)
+def test_an_inline_document_with_a_mistake_stops_the_start(document: str, why: str) -> None:
+    from lambda_mcp.config import ConfigError
+
+    with pytest.raises(ConfigError, match=why):
+        build_kit(load_app("tests/apps/scoped.py"), facade_settings(LAMBDA_MCP_AUTH_CLIENTS=document), streaming=True)
+
+
+async def test_an_unreadable_document_is_a_503_not_a_500(tmp_path: Any) -> None:
+    missing = f"file:{tmp_path}/nowhere.json"
+    kit = build_kit(load_app("tests/apps/scoped.py"), facade_settings(LAMBDA_MCP_AUTH_CLIENTS=missing), streaming=True)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=kit.asgi()), base_url=BASE) as http:
+        refused = await http.post("/oauth/token", data={"grant_type": "client_credentials", "client_id": "agent-1"})
+    assert refused.status_code == 503 and refused.json()["error"] == "temporarily_unavailable"
+
+
+# -- the fuzzer's findings (tests/fuzz/agent_probes.py) ----------------------------------------------------
+async def test_a_non_ascii_basic_header_is_a_401_not_a_500(rig: Rig) -> None:
+    refused = await rig.http.post(
+        "/oauth/token", content=b"grant_type=client_credentials", headers={
+            "authorization": b"Basic \xe9",  # type: ignore[dict-item]
+            "content-type": "application/x-www-form-urlencoded",
+        },
+    )  # fmt: skip
+    assert refused.status_code == 401 and refused.json()["error"] == "invalid_client"
+
+
+@pytest.mark.parametrize("jti", ["\ud800surrogate", "x" * 300])
+async def test_an_unusable_jti_is_refused_in_assertions_id_jags_and_proofs(rig: Rig, jti: str) -> None:
+    assertion = client_assertion(rig.agent, "agent-1", BASE, jti=jti)
+    form = {"grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE, "client_assertion": assertion}
+    assert (await rig.token(form)).status_code == 401
+    jag = await rig.token(jag_form(rig, id_jag(rig.idp, IDP, BASE, RESOURCE, "agent-1", jti=jti)))
+    assert jag.status_code == 400 and jag.json()["error"] == "invalid_grant"
+    proof = await rig.client_credentials(dpop=dpop_proof(KeyPair(), "POST", TOKEN_URL, jti=jti))
+    assert proof.status_code == 400 and proof.json()["error"] == "invalid_dpop_proof"
+
+
+async def test_huge_or_far_expiries_and_bad_htus_and_nonces_are_refused(rig: Rig) -> None:
+    huge = client_assertion(rig.agent, "agent-1", BASE, exp=10**400)
+    form = {"grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE, "client_assertion": huge}
+    assert (await rig.token(form)).status_code == 401
+    far = await rig.token(jag_form(rig, id_jag(rig.idp, IDP, BASE, RESOURCE, "agent-1", exp=10**12)))
+    assert far.status_code == 400 and "expire within" in far.json()["error_description"]
+    odd_sub = await rig.token(jag_form(rig, id_jag(rig.idp, IDP, BASE, RESOURCE, "agent-1", sub="\ud800x")))
+    assert odd_sub.status_code == 400
+    for htu in ("http://127.0.0.1:abc/oauth/token", "http://[::1/oauth/token", "http://127.0.0.1:99999/x"):
+        bad = await rig.client_credentials(dpop=dpop_proof(KeyPair(), "POST", htu))
+        assert bad.status_code == 400 and bad.json()["error"] == "invalid_dpop_proof", htu
+    kit, agent, idp = rig_for(LAMBDA_MCP_AUTH_DPOP_NONCE="on")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=kit.asgi()), base_url=BASE) as http:
+        nonce_rig = Rig(http, kit, agent, idp)
+        long_nonce = await nonce_rig.client_credentials(
+            dpop=dpop_proof(KeyPair(), "POST", TOKEN_URL, nonce="9" * 5000 + ".x")
+        )
+        assert long_nonce.status_code == 400 and long_nonce.json()["error"] == "use_dpop_nonce"

@@ -60,7 +60,13 @@ def admitted(claims: Mapping[str, Any], conditions: Iterable[tuple[str, str]]) -
 def copied(claims: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
     """The named claims the upstream gave, reserved ones left out; `{}` when they would not fit."""
     picked = {name: claims[name] for name in names if name in claims and name not in RESERVED}
-    text = json.dumps(picked, default=str)
+    try:
+        text = json.dumps(picked, default=str, allow_nan=False)
+    except ValueError:  # NaN or Infinity: not JSON, and other libraries would refuse the token
+        logger.warning(
+            "auth: the upstream claims to copy (%s) hold a number JSON cannot carry: none copied", ",".join(picked)
+        )
+        return {}
     if len(text) > MAX_COPIED_BYTES:
         logger.warning("auth: the upstream claims to copy (%s) are over %d bytes: none copied", ",".join(picked), 4096)
         return {}

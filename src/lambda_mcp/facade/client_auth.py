@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import hmac
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
@@ -25,7 +24,7 @@ from starlette.requests import Request
 
 from .clients import Client
 from .errors import OAuthError
-from .hashing import digest
+from .hashing import digest, key_text
 from .registered import ClientsUnavailable, OperatorClient, Registry
 
 if TYPE_CHECKING:
@@ -70,7 +69,7 @@ class ClientAuthentication:
         if basic[:6].lower() == "basic ":
             try:
                 pair = base64.b64decode(basic[6:].strip(), validate=True).decode()
-            except (binascii.Error, UnicodeDecodeError):
+            except ValueError:  # binascii.Error, a non-ASCII header value, bytes that are not UTF-8
                 raise _refused("the Basic credentials are malformed") from None
             name, _, password = pair.partition(":")
             client_id, secret = unquote_plus(name), unquote_plus(password)
@@ -126,13 +125,13 @@ class ClientAuthentication:
         kid = header.get("kid")
         key = await self._key(operator, kid if isinstance(kid, str) else None, algorithm)
         claims = _decoded(assertion, key, algorithm, client_id, [self.f.issuer, self.f.issuer + "/oauth/token"])
-        now = self.f.clock()
-        if float(claims["exp"]) > now + MAX_ASSERTION_SECONDS + LEEWAY_SECONDS:
+        now, expires = self.f.clock(), claims["exp"]
+        if not isinstance(expires, int | float) or not expires <= now + MAX_ASSERTION_SECONDS + LEEWAY_SECONDS:
             raise _refused(f"the client assertion must expire within {MAX_ASSERTION_SECONDS} seconds")
         jti = claims.get("jti")
-        if not isinstance(jti, str) or not jti or len(jti) > 256:
-            raise _refused("the client assertion needs a jti")
-        if not await self.f.store.count("assertion", digest(client_id, jti), 1, float(claims["exp"]) + 60, now):
+        if not key_text(jti):
+            raise _refused("the client assertion needs a jti of 1 to 256 characters")
+        if not await self.f.store.count("assertion", digest(client_id, str(jti)), 1, float(expires) + 60, now):
             raise _refused("the client assertion was already used")
         return operator_client(operator)
 

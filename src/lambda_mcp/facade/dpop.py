@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..storage.facade import FacadeStore
-from .hashing import digest
+from .hashing import digest, key_text
 
 ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
 PAST_SECONDS = 120
@@ -62,12 +62,17 @@ def token_hash(access_token: str) -> str:
     return b64url(hashlib.sha256(access_token.encode()).digest())
 
 
-def normalized(url: str) -> str:
-    """`url` without query and fragment, scheme and host lower-cased, a default port left out (RFC 9449 §4.3)."""
-    parts = urlsplit(url)
+def normalized(url: str) -> str | None:
+    """`url` without query and fragment, scheme and host lower-cased, a default port left out (RFC 9449
+    §4.3); None when it is not a URL (a bad port or IPv6 literal)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
     host = (parts.hostname or "").lower()
     default = {"https": 443, "http": 80}.get(parts.scheme.lower())
-    netloc = host if parts.port in (None, default) else f"{host}:{parts.port}"
+    netloc = host if port in (None, default) else f"{host}:{port}"
     return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", "", ""))
 
 
@@ -89,10 +94,10 @@ class Nonces:
         return f"{window}.{self._mac(keys[0], window)}"
 
     def valid(self, nonce: object) -> bool:
-        if not isinstance(nonce, str) or "." not in nonce:
+        if not isinstance(nonce, str) or "." not in nonce or len(nonce) > 64:
             return False
         window_text, _, mac = nonce.partition(".")
-        if not window_text.isdigit():
+        if not (window_text.isascii() and window_text.isdigit()):
             return False
         window = int(window_text)
         if int(self.clock() // NONCE_SECONDS) - window not in (0, 1):
@@ -125,13 +130,13 @@ class Proofs:
         if claims.get("htm") != method.upper():
             raise DpopError("the proof's htm is not this request's method")
         htu = claims.get("htu")
-        if not isinstance(htu, str) or normalized(htu) != normalized(url):
+        if not isinstance(htu, str) or len(htu) > 2048 or normalized(htu) != normalized(url):
             raise DpopError("the proof's htu is not this endpoint's URL")
         iat = claims.get("iat")
         if not isinstance(iat, int | float) or not now - PAST_SECONDS <= iat <= now + SKEW_SECONDS:
             raise DpopError("the proof's iat is missing or outside the accepted window")
         jti = claims.get("jti")
-        if not isinstance(jti, str) or not 8 <= len(jti) <= 256:
+        if not key_text(jti) or len(str(jti)) < 8:
             raise DpopError("the proof's jti is missing or not 8 to 256 characters")
         if access_token is not None and claims.get("ath") != token_hash(access_token):
             raise DpopError("the proof's ath does not match the access token")
@@ -139,7 +144,7 @@ class Proofs:
             raise DpopError("the proof is not signed with the key the token is bound to")
         if self.nonces is not None and not self.nonces.valid(claims.get("nonce")):
             raise DpopError("a current DPoP nonce is required", nonce=self.nonces.current())
-        if not await self.store.count("dpop", digest(key_thumbprint, jti), 1, iat + PAST_SECONDS + 60, now):
+        if not await self.store.count("dpop", digest(key_thumbprint, str(jti)), 1, iat + PAST_SECONDS + 60, now):
             raise DpopError("the proof's jti was already used")
         return key_thumbprint
 

@@ -5,7 +5,8 @@ The IdPs trusted are `LAMBDA_MCP_AUTH_TRUSTED_ISSUERS` (issuer URLs); each one's
 metadata (`jwks_uri`), fetched and kept as the kit keeps any issuer's (`auth.issuer`). An ID-JAG must have:
 header `typ` `oauth-id-jag+jwt` and an asymmetric signature by the IdP; `iss` a trusted issuer; `aud` the
 facade's issuer; `resource` this MCP server; `client_id` the client that authenticated to present it;
-`sub`, `exp` and `jti`, which works once (counted in the facade's table until the assertion expires).
+`sub`, `exp` (at most an hour away) and `jti`, which works once (counted in the facade's table until
+the assertion expires).
 The `LAMBDA_MCP_AUTH_UPSTREAM_REQUIRE` conditions apply to its claims, as to an upstream sign-in's.
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .admission import admitted
 from .errors import OAuthError
-from .hashing import digest
+from .hashing import digest, key_text
 
 if TYPE_CHECKING:
     from ..auth.tokens import TokenValidator
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 ID_JAG_TYPE = "oauth-id-jag+jwt"
 GRANT_PROFILE = "urn:ietf:params:oauth:grant-profile:id-jag"
 MAX_ASSERTION_BYTES = 16_384
+MAX_LIFETIME_SECONDS = 3600
+"""An ID-JAG is short-lived (minutes): one that claims to last longer than this is refused."""
 
 
 def _refused(description: str) -> OAuthError:
@@ -75,12 +78,14 @@ class EnterpriseIssuers:
         if claims.get("client_id") != client_id:
             raise _refused("the ID-JAG was issued to another client")
         subject, jti, expires = claims.get("sub"), claims.get("jti"), claims.get("exp")
-        if not isinstance(subject, str) or not subject:
-            raise _refused("the ID-JAG names no subject")
-        if not isinstance(jti, str) or not jti or len(jti) > 256:
-            raise _refused("the ID-JAG needs a jti")
+        if not key_text(subject):
+            raise _refused("the ID-JAG's sub must be 1 to 256 characters of text")
+        if not key_text(jti):
+            raise _refused("the ID-JAG needs a jti of 1 to 256 characters")
         now = self.f.clock()
-        if not await self.f.store.count("id-jag", digest(issuer, jti), 1, float(str(expires)) + 60, now):
+        if not isinstance(expires, int | float) or not expires <= now + MAX_LIFETIME_SECONDS:
+            raise _refused(f"the ID-JAG must expire within {MAX_LIFETIME_SECONDS} seconds")
+        if not await self.f.store.count("id-jag", digest(issuer, str(jti)), 1, float(expires) + 60, now):
             raise _refused("the ID-JAG was already used")
         if not admitted(claims, self.f.settings.auth_upstream_require):
             raise _refused("the user does not meet this server's sign-in conditions")

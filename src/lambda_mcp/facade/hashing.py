@@ -12,6 +12,18 @@ def digest(*parts: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+def key_text(value: object, limit: int = 256) -> bool:
+    """Whether `value` can key a row (a `jti`, a subject): text of 1 to `limit` characters that encodes as
+    UTF-8 (JSON lets a JWT carry a lone surrogate, which `digest` and DynamoDB cannot take)."""
+    if not isinstance(value, str) or not 0 < len(value) <= limit:
+        return False
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def s256(verifier: str) -> str:
     """PKCE's S256 code challenge of `verifier` (RFC 7636 §4.2)."""
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import secure_url
+from ..config import ConfigError, secure_url
 from .clients import displayable
 
 logger = logging.getLogger("lambda_mcp.auth")
@@ -130,9 +130,16 @@ def parse_document(text: str) -> dict[str, OperatorClient]:
     return clients
 
 
+SOURCES = "LAMBDA_MCP_AUTH_CLIENTS must be a JSON list, or file:<path>, ssm:<name> or secretsmanager:<arn>"
+
+
+def _inline(source: str) -> bool:
+    return source.lstrip()[:1] in ("[", "{")
+
+
 def read_source(source: str) -> str:
     """The document's text from where `source` says (blocking: the AWS sources are fetched)."""
-    if source.lstrip().startswith("["):
+    if _inline(source):
         return source
     kind, _, where = source.partition(":")
     if kind == "file":
@@ -143,7 +150,7 @@ def read_source(source: str) -> str:
         return str(parameters.get_parameter(where, decrypt=True, max_age=MAX_AGE_SECONDS))
     if kind == "secretsmanager":
         return str(parameters.get_secret(where, max_age=MAX_AGE_SECONDS))
-    raise ClientsUnavailable("LAMBDA_MCP_AUTH_CLIENTS must be a JSON list, file:, ssm: or secretsmanager:")
+    raise ClientsUnavailable(SOURCES)
 
 
 class Registry:
@@ -151,10 +158,20 @@ class Registry:
     source's text is unchanged."""
 
     def __init__(self, source: str | None) -> None:
+        """An inline document is checked at once: a mistake in it stops the start (`ConfigError`)."""
         self.source = source
         self._lock = threading.Lock()
         self._text: str | None = None
         self._clients: dict[str, OperatorClient] = {}
+        if not source:
+            return
+        if _inline(source):
+            try:
+                self._clients, self._text = parse_document(source), source
+            except ValueError as exc:
+                raise ConfigError(f"LAMBDA_MCP_AUTH_CLIENTS: {exc}") from None
+        elif source.partition(":")[0] not in ("file", "ssm", "secretsmanager"):
+            raise ConfigError(SOURCES)
 
     @property
     def configured(self) -> bool:

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..auth.metadata import DPOP_ALGORITHMS
-from ..config import LOOPBACK_NAMES, Settings
+from ..config import LOOPBACK_NAMES, ConfigError, Settings
 from ..storage.errors import StorageError
 from ..storage.facade import FacadeStore
 from .authorize import AuthorizeFlow
@@ -99,6 +99,8 @@ class Facade:
         self.flow = AuthorizeFlow(self)
         self.registry = Registry(settings.auth_clients)
         nonces = Nonces(StateKeys(state_keys, "dpop nonce").keys, clock) if settings.auth_dpop_nonce else None
+        if nonces is not None and not StateKeys(state_keys, "dpop nonce").keys():
+            raise ConfigError("LAMBDA_MCP_AUTH_DPOP_NONCE=on needs the state key (LAMBDA_MCP_STATE_KEY) to make nonces")
         self.proofs = Proofs(store, nonces, clock) if settings.auth_dpop != "off" else None
         self.grants = Grants(self, self.registry, self.proofs)
         self._guard: FacadeGuard | None = None
