@@ -9,10 +9,21 @@ app = MCPApp("weather", version="1.0.0")
 from .protocol.errors import MCPError
 from .server.app import MCPApp
 from .server.context import ClientError, Context
+from .server.credentials import ConnectionDeclined, CredentialsUnavailable
 from .server.errors import ToolError
 from .server.suspensions import CancelledByClient
 
-__all__ = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
+__all__ = [
+    "CancelledByClient",
+    "ClientError",
+    "ConnectionDeclined",
+    "Context",
+    "CredentialsUnavailable",
+    "MCPApp",
+    "MCPError",
+    "ToolError",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> str:

@@ -3,7 +3,8 @@ streaming server (behind the Lambda Web Adapter), `invoke` runs one event throug
 (local/invoke.py), `new` creates a project, `local-aws` runs the local AWS API on its own; `call`, `list`,
 `read` and `prompt` talk to any MCP endpoint (lambda_mcp.remote), `smoke` checks a deployed endpoint,
 `check` checks a deploy's parameters before upload, `signout` signs a user out of the authorization
-facade, `clients` edits the facade's operator clients (its machine clients). Expected failures are one line on
+facade, `clients` edits the facade's operator clients (its machine clients), `connections revoke` ends a
+user's connection to another service. Expected failures are one line on
 stderr (`lambda-mcp --debug ...`: the traceback)."""
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ OWN_PARSERS = {
     "local-aws": ".local.aws",
     "signout": ".signout",
     "clients": ".clients_cli",
+    "connections": ".connections_cli",
     "smoke": ".smoke",
     "call": ".remote.cli",
     "list": ".remote.cli",
@@ -129,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "clients", help="add, list or remove the facade's operator clients: agents, CI jobs (lambda-mcp clients -h)"
     )
+    commands.add_parser("connections", help="revoke a user's connections to other services (lambda-mcp connections -h)")
     commands.add_parser(
         "check", help="check the parameters sam deploy would send, before any upload (lambda-mcp check -h)"
     )

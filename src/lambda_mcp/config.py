@@ -149,6 +149,8 @@ class Settings:
     """`proxy`: DPoP (RFC 9449): `off`, `optional` (a proof binds the token), `required` (every token bound)."""
     auth_dpop_nonce: bool = False
     """`proxy`: DPoP proofs must carry a server nonce (`DPoP-Nonce`), at the token endpoint and `/mcp`."""
+    auth_token_key_id: str | None = None
+    """`proxy`: the KMS key sealing users' tokens at other services (connections); unset: the state key."""
     resource_url: str | None = None
     """The server's canonical URL (`https://mcp.example.com/mcp`); default: derived from each request."""
     metrics_namespace: str = "lambda-mcp"
@@ -211,6 +213,7 @@ class Settings:
             auth_trusted_issuers=_split(env.text("AUTH_TRUSTED_ISSUERS")),
             auth_dpop=cast(DpopMode, env.choice("AUTH_DPOP", ("off", "optional", "required"), "optional")),
             auth_dpop_nonce=env.flag("AUTH_DPOP_NONCE", False),
+            auth_token_key_id=env.text("AUTH_TOKEN_KEY_ID"),
             resource_url=env.text("RESOURCE_URL"),
             metrics_namespace=env.text("METRICS_NAMESPACE") or "lambda-mcp",
             tracing=env.flag("TRACING", False),

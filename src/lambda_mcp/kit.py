@@ -168,8 +168,10 @@ def build_kit(
             server_name=app.name,
             tool_scopes=app.scopes_supported,
             state_keys=ring.in_use if ring is not None else None,
+            connections=app.connections,
         )
         access.guard = facade.guard
+        runner.credentials = facade.credentials
     front = Front(
         app,
         sessions,

@@ -15,7 +15,8 @@ ALLOWED_IN_PROTOCOL = set(sys.stdlib_module_names) | {"pydantic", "__future__"}
 
 
 def test_public_api_is_pinned() -> None:
-    exported = ["CancelledByClient", "ClientError", "Context", "MCPApp", "MCPError", "ToolError", "__version__"]
+    exported = ["CancelledByClient", "ClientError", "ConnectionDeclined", "Context", "CredentialsUnavailable"]
+    exported += ["MCPApp", "MCPError", "ToolError", "__version__"]
     assert sorted(lambda_mcp.__all__) == exported
     middleware, testing, types = (
         importlib.import_module(f"lambda_mcp.{m}") for m in ("middleware", "testing", "types")
@@ -141,6 +142,7 @@ LAYERS = {
     "clients_document": 9,
     "signout": 10,
     "clients_cli": 10,
+    "connections_cli": 10,
     "check": 10,
     "smoke": 10,
     "cli": 11,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..protocol.jsonrpc import RequestId
-from ..server.context import no_claims
+from ..server.call import no_claims
 from ..server.middleware import RequestInfo
 from ..server.steps import Checkpoints
 from ..storage.records import SessionRecord

@@ -22,7 +22,9 @@ from ..protocol import jsonrpc, shaping
 from ..protocol.errors import INTERNAL_ERROR, MCPError, invalid_params
 from ..protocol.names import LOG_LEVELS, META_LOG_LEVEL
 from ..server.app import MCPApp
-from ..server.context import CallInfo, Context, Hooks, InputChannel
+from ..server.call import CallInfo, Hooks, InputChannel
+from ..server.context import Context
+from ..server.credentials import Credentials
 from ..server.errors import ToolError
 from ..server.middleware import through
 from ..server.steps import InlineCheckpoints
@@ -59,6 +61,9 @@ class HandlerRunner:
         self.skip_waits = skip_waits
         """Time skipping (`lambda-mcp dev`, the test client): `ctx.sleep` outside a task returns at once."""
         self.clock = clock
+        self.credentials: Credentials | None = None
+        """What `ctx.connection` and `ctx.upstream_token` use: the facade's (set by the kit in proxy mode) or
+        the test client's seeded ones."""
 
     async def run(
         self,
@@ -135,6 +140,7 @@ class HandlerRunner:
             notify_changed=self.app.changes.publish,
             start_task=_task_starter(modern) if start_task else None,
             checkpoints=channel.checkpoints or InlineCheckpoints(channel.deadline, skip_waits=self.skip_waits),
+            credentials=self.credentials,
         )
         ctx = Context(info, hooks)
         try:

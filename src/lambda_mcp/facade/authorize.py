@@ -24,6 +24,7 @@ import asyncio
 import logging
 import re
 import secrets
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -71,9 +72,21 @@ def _redirect(url: str) -> Response:
     return RedirectResponse(url, 302, headers={"Cache-Control": "no-store"})
 
 
+async def remembered_subject(facade: FacadeContext, request: Request) -> str | None:
+    """The user this browser signed in as through the facade (its signed `lmcp_consent` cookie), if any."""
+    cookie = request.cookies.get(CONSENT_COOKIE)
+    if not cookie or len(cookie) > 4096:
+        return None
+    claims = await asyncio.to_thread(verify, facade.signer, cookie, facade.issuer + "/consent", facade.issuer)
+    sub = claims.get("sub") if claims else None
+    return sub if isinstance(sub, str) else None
+
+
 class AuthorizeFlow:
     def __init__(self, facade: FacadeContext) -> None:
         self.f = facade
+        self.connection_sign_in: Callable[[dict[str, Any], Mapping[str, str]], Awaitable[Response]] | None = None
+        """The upstream's callback for a connection link's sign-in (`connection_flow.ConnectionFlow.signed_in`)."""
 
     # -- /oauth/authorize ---------------------------------------------------------------------------
     async def authorize(self, request: Request) -> Response:
@@ -143,12 +156,7 @@ class AuthorizeFlow:
         )
 
     async def _remembered(self, request: Request) -> str | None:
-        cookie = request.cookies.get(CONSENT_COOKIE)
-        if not cookie or len(cookie) > 4096:
-            return None
-        claims = await asyncio.to_thread(verify, self.f.signer, cookie, self.f.issuer + "/consent", self.f.issuer)
-        sub = claims.get("sub") if claims else None
-        return sub if isinstance(sub, str) else None
+        return await remembered_subject(self.f, request)
 
     async def _consented(self, subject: str, client_id: str, redirect_uri: str, scopes: list[str]) -> bool:
         """Whether `subject` approved `client_id` for `redirect_uri` and `scopes`, since they were last signed
@@ -215,6 +223,8 @@ class AuthorizeFlow:
         browser = request.cookies.get(BROWSER_COOKIE)
         if pending is None or browser is None or pending["browser"] != digest(browser):
             return _expired()
+        if pending["stage"] == "connection" and self.connection_sign_in is not None:
+            return await self.connection_sign_in(pending, params)
         if pending["stage"] not in ("approved", "remembered"):
             return _expired()
         if params.get("error") or not params.get("code"):

@@ -8,6 +8,7 @@
 | `POST /oauth/token` | the grants (`grants`) |
 | `POST /oauth/revoke` | RFC 7009 revocation: the token's sign-in ends (`grants`) |
 | `GET /oauth/jwks` | the public key of the facade's tokens |
+| `GET /oauth/connections/<name>/start`, `.../callback` | a user connects another service (`connection_flow`) |
 
 Paths are relative to the facade's base: the MCP URL without `/mcp` (a REST API's stage included).
 `/mcp` validates the facade's own tokens with the kit's token validator (`auth.tokens`), its keys
@@ -28,10 +29,14 @@ from starlette.routing import Route
 
 from ..auth.metadata import DPOP_ALGORITHMS
 from ..config import LOOPBACK_NAMES, ConfigError, Settings
+from ..server.connections import Connection
 from ..storage.errors import StorageError
 from ..storage.facade import FacadeStore
 from .authorize import AuthorizeFlow
 from .clients import MAX_METADATA_BYTES, Clients, parse_metadata
+from .connection_flow import ConnectionFlow
+from .connection_vault import ConnectionVault, ProviderError
+from .credentials import FacadeCredentials
 from .dpop import Nonces, Proofs
 from .enterprise import GRANT_PROFILE
 from .errors import OAuthError
@@ -44,6 +49,7 @@ from .registered import CLIENT_CREDENTIALS, JWT_BEARER, Registry
 from .resource_guard import FacadeGuard, token_guard
 from .sealing import StateKeys
 from .signing import Signer, SigningError, jwks, signer_for
+from .token_sealing import SealingError, token_sealing
 from .upstream import Upstream, UpstreamError
 
 logger = logging.getLogger("lambda_mcp.auth")
@@ -75,6 +81,7 @@ class Facade:
         state_keys: Callable[[], Sequence[bytes]] | None = None,
         limits: Mapping[str, int] | None = None,
         clock: Callable[[], float] = time.time,
+        connections: Mapping[str, Connection] | None = None,
     ) -> None:
         """`tool_scopes`: the scopes the app's tools, resources and prompts need (the facade may grant them);
         `state_keys`: the state key's versions (they seal the upstream's refresh tokens); `limits`: other
@@ -104,6 +111,11 @@ class Facade:
         self.proofs = Proofs(store, nonces, clock) if settings.auth_dpop != "off" else None
         self.grants = Grants(self, self.registry, self.proofs)
         self._guard: FacadeGuard | None = None
+        vault = ConnectionVault(store, token_sealing(settings.auth_token_key_id, state_keys), clock)
+        self.connection_flow = ConnectionFlow(self, connections or {}, vault, state_keys)
+        self.flow.connection_sign_in = self.connection_flow.signed_in
+        self.credentials = FacadeCredentials(self, connections or {}, vault, self.connection_flow)
+        """What `ctx.connection` and `ctx.upstream_token` use (the kit hands it to the handler runner)."""
 
     def path(self, route: str) -> str:
         """A facade route as the browser must request it (a REST API's stage in front)."""
@@ -138,6 +150,8 @@ class Facade:
             Route("/oauth/token", self.token, methods=["POST"]),
             Route("/oauth/revoke", self.revoke, methods=["POST"]),
             Route("/oauth/jwks", self.jwks, methods=["GET"]),
+            Route("/oauth/connections/{name}/start", self.connection_start, methods=["GET"]),
+            Route("/oauth/connections/{name}/callback", self.connection_callback, methods=["GET"]),
         ]
 
     async def openid_metadata(self, request: Request) -> Response:
@@ -232,6 +246,18 @@ class Facade:
         try:
             return await self.flow.callback(request)
         except (StorageError, SigningError, OAuthError) as exc:
+            return _unavailable_page(exc)
+
+    async def connection_start(self, request: Request) -> Response:
+        try:
+            return await self.connection_flow.start(request)
+        except (StorageError, SigningError, SealingError, ProviderError) as exc:
+            return _unavailable_page(exc)
+
+    async def connection_callback(self, request: Request) -> Response:
+        try:
+            return await self.connection_flow.callback(request)
+        except (StorageError, SigningError, SealingError, ProviderError) as exc:
             return _unavailable_page(exc)
 
     async def token(self, request: Request) -> Response:

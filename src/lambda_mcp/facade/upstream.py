@@ -46,7 +46,7 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirects)
 
 
-def _call(request: urllib.request.Request) -> dict[str, Any]:
+def call(request: urllib.request.Request) -> dict[str, Any]:
     if not secure_url(request.full_url):
         raise UpstreamError(f"refusing {request.full_url}: https:// is required (http:// only on loopback)")
     try:
@@ -185,7 +185,7 @@ class Upstream:
         request = urllib.request.Request(
             self._endpoint("token_endpoint"), urlencode(form).encode(), headers, method="POST"
         )
-        return _call(request)
+        return call(request)
 
     async def identity(self, tokens: dict[str, Any], nonce: str | None, subject: str | None = None) -> dict[str, Any]:
         """The signed-in user's claims (`sub` always): the validated ID token's (carrying `nonce`, at sign-in;
@@ -228,7 +228,7 @@ class Upstream:
 
     def _userinfo(self, access_token: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
-        return _call(urllib.request.Request(self._endpoint("userinfo_endpoint"), headers=headers))
+        return call(urllib.request.Request(self._endpoint("userinfo_endpoint"), headers=headers))
 
 
 def _form_quote(value: str) -> str:

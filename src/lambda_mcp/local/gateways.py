@@ -41,13 +41,11 @@ ApiType = Literal["http", "rest", "url"]
 API_TYPES: tuple[ApiType, ...] = ("http", "rest", "url")
 REST_STAGE = "v1"
 """The REST API's stage in template.yaml."""
-REST_ROUTES = frozenset({"/mcp", WELL_KNOWN, WELL_KNOWN + "/mcp", AUTHORIZATION_SERVER_METADATA}) | frozenset(
-    {
-        "/.well-known/openid-configuration",
-        *(f"/oauth/{name}" for name in ("register", "authorize", "consent", "callback", "token", "revoke", "jwks")),
-    }
+REST_ROUTES = frozenset(
+    {"/mcp", WELL_KNOWN, WELL_KNOWN + "/mcp", AUTHORIZATION_SERVER_METADATA, "/.well-known/openid-configuration"}
 )
-"""The paths template.yaml routes on the REST API (every other path: 403 Missing Authentication Token)."""
+"""The paths template.yaml routes on the REST API, with everything under `/oauth/` (its `/oauth/{proxy+}`);
+every other path: 403 Missing Authentication Token."""
 REMAPPED = {
     "http": frozenset({"www-authenticate"}),
     "url": frozenset({"www-authenticate"}),
@@ -236,7 +234,7 @@ class Gateway:
         path = urlsplit(call.target).path
         prefix = f"/{REST_STAGE}"
         inner = path[len(prefix) :] if path.startswith(prefix + "/") else None
-        if inner not in REST_ROUTES:
+        if inner is None or (inner not in REST_ROUTES and not inner.startswith("/oauth/")):
             return _json(403, {"message": "Missing Authentication Token"})
         authorizer = None
         if inner == "/mcp" and self.authorize is not None:

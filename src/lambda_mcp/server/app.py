@@ -10,6 +10,8 @@ from . import _signature, apps
 from ._refusals import duplicate, refused
 from .changes import ChangeFeed
 from .completions import Completion
+from .connections import Connection, declare
+from .errors import DeclarationError
 from .lifespan import Lifespan, LifespanFunction
 from .middleware import Middleware
 from .prompts import Prompt, build_prompt
@@ -70,6 +72,8 @@ class MCPApp(ToolDeclarations):
         self.lifespans = Lifespan(self)
         """The app's lifespan, entered once per execution environment (`@app.lifespan`)."""
         self.middlewares: list[Middleware] = []
+        self.connections: dict[str, Connection] = {}
+        """The OAuth providers tools call as the user (`app.connection`)."""
 
     # -- decorators (`@app.tool` comes from `ToolDeclarations`, in tools.py) ----------------
     def resource(
@@ -267,6 +271,15 @@ class MCPApp(ToolDeclarations):
         the first registered runs outermost."""
         self.middlewares.append(function)
         return function
+
+    def connection(self, name: str, **declared: Any) -> Connection:
+        """Declare an OAuth 2.0 provider that tools call as the user: `authorize_url`, `token_url`,
+        `client_id`, `client_secret` (a value, or `secretsmanager:...` / `ssm:...`), `scopes`,
+        `authorize_params`. Tools then ask for the caller's token with `await ctx.connection(name)`."""
+        if name in self.connections:
+            raise DeclarationError(f"connection {name!r} is declared twice")
+        self.connections[name] = declare(name, **declared)
+        return self.connections[name]
 
     # -- change notifications -------------------------------------------------------------
     async def notify_list_changed(self, kind: str) -> None:

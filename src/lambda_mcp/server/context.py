@@ -13,34 +13,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from ..protocol import revisions
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, MCPError
 from ..protocol.names import LOG_LEVELS
+from .call import CallInfo, Hooks, read_only
+from .credentials import NO_CREDENTIALS, Credentials, CredentialsUnavailable
 from .elicitation import Elicitation, form_for
 from .sampling import Sampled, sampling_params
-from .steps import Checkpoints, InlineCheckpoints, Steps
+from .steps import InlineCheckpoints, Steps
 from .suspensions import CancelledByClient
 
 T = TypeVar("T")
-Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
-NO_CLAIMS: Mapping[str, Any] = MappingProxyType({})
-"""The claims of a caller without a token (auth `none`, an IAM caller): none, and read-only like any."""
-
-
-def no_claims() -> Mapping[str, Any]:
-    """`NO_CLAIMS`, as a dataclass field's default (a mapping proxy is not hashable: no plain default)."""
-    return NO_CLAIMS
-
-
-def read_only(claims: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A read-only view of `claims` (not a copy: a view costs tens of nanoseconds, whatever the claims)."""
-    if type(claims) is MappingProxyType:
-        return claims
-    return MappingProxyType(claims) if claims else NO_CLAIMS
 
 
 class ClientError(Exception):
@@ -55,51 +40,6 @@ class ClientError(Exception):
         self.code = code
         self.message = message
         self.method = method
-
-
-class InputChannel(Protocol):
-    """How a request obtains client input; supplied by dispatch for the request's era and transport."""
-
-    async def ask(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]: ...
-
-
-@dataclass(slots=True)
-class CallInfo:
-    """What the call a handler serves is, and who makes it (read as `Context` attributes). Built once per
-    request and read once: slotted, not frozen, since a frozen dataclass costs microseconds to build."""
-
-    request_id: str | int | None
-    method: str
-    protocol_version: str
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-    session_id: str | None = None
-    principal: str | None = None
-    scopes: frozenset[str] | None = None
-    """None under auth `none` (what dispatch reads); `ctx.scopes` is then empty."""
-    claims: Mapping[str, Any] = field(default_factory=no_claims)
-    """The caller's validated token claims (the identity's own mapping: `Context` shows a read-only view)."""
-    task_id: str | None = None
-    log_level: str | None = None
-    """The level at and above which `ctx.log` sends (None: it sends nothing)."""
-    state: Any = None
-    sync_in_thread: bool = False
-    idempotency_key: str = ""
-    """The call's key when an earlier run minted it; empty: the first read of `ctx.idempotency_key` mints one."""
-
-
-@dataclass(slots=True)
-class Hooks:
-    """What a handler's calls do outside it, supplied by dispatch for the request's era and transport."""
-
-    emit: Emit
-    input_channel: InputChannel
-    is_cancelled: Callable[[], bool]
-    close_stream: Callable[[], Awaitable[None]] | None = None
-    notify_changed: Callable[[str, str | None, str | None], Awaitable[None]] | None = None
-    start_task: Callable[[], Awaitable[None]] | None = None
-    checkpoints: Checkpoints | None = None
-    """Where `ctx.step` and `ctx.sleep` are kept (a task's run); None: in the request, recording nothing."""
 
 
 class Context:
@@ -316,6 +256,29 @@ class Context:
     def _legacy_url_ids(self) -> bool:
         """URL-mode elicitation ids, their completion notification and -32042 exist on 2025-11-25 only."""
         return revisions.has_elicitation_ids(self.protocol_version)
+
+    async def connection(self, name: str) -> str:
+        """The calling user's access token at connection `name` (`app.connection(...)`), refreshed when it
+        has expired. When the user has not connected yet, the user is asked to (a URL elicitation to the
+        facade's `/connections/<name>/start`; on 2025-11-25 outside a task, error -32042 naming it), and
+        the call runs again once they have. `ConnectionDeclined` when they decline;
+        `CredentialsUnavailable` without the authorization facade or a person signed in through it."""
+        return await self._credentials().connection(self, name)
+
+    async def disconnect(self, name: str) -> None:
+        """Forget the calling user's tokens at connection `name`: the next `connection(name)` asks again."""
+        await self._credentials().disconnect(self, name)
+
+    async def upstream_token(self) -> str:
+        """A fresh access token from the identity provider the caller signed in with through the
+        authorization facade (refreshed with the refresh token the facade keeps sealed, one refresh at a
+        time per sign-in). `CredentialsUnavailable` outside proxy mode."""
+        return await self._credentials().upstream_token(self)
+
+    def _credentials(self) -> Credentials:
+        if self._hooks.credentials is None:
+            raise CredentialsUnavailable(NO_CREDENTIALS)
+        return self._hooks.credentials
 
     async def sample(
         self,

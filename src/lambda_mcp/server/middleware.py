@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .context import NO_CLAIMS, no_claims, read_only
+from .call import NO_CLAIMS, no_claims, read_only
 
 
 @dataclass(frozen=True, init=False)

@@ -98,3 +98,17 @@ async def _read(response: Response, chunks: asyncio.Queue[bytes | None], on_mess
                     await on_message(message)
     if response.body and response.headers.get("content-type", "").startswith("application/json"):
         response.messages.append(json.loads(response.body))
+
+
+def require_asyncio() -> None:
+    """The kit runs on asyncio (as Lambda and uvicorn run it): say so, rather than fail deep inside, when
+    a test runs on another event loop (anyio's pytest plugin also runs trio when it is installed)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            "lambda_mcp.testing.Client runs on asyncio: with anyio's pytest plugin, add to conftest.py a fixture"
+            " `anyio_backend` that returns 'asyncio' (lambda-mcp new's tests/conftest.py has one)"
+        ) from None

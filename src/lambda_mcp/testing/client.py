@@ -21,9 +21,10 @@ from ..kit import Kit, build_kit
 from ..protocol import revisions
 from ..protocol.names import TASKS_EXTENSION
 from ..server.app import MCPApp
+from ..server.credentials import SeededCredentials
 from ..transport.headers import client_headers
 from ._answers import Answers, ElicitationHandler, ProgressHandler, SamplingHandler, hinted, missing_handler
-from ._asgi import Response, exchange
+from ._asgi import Response, exchange, require_asyncio
 from ._caller import caller, present, settings_for
 from ._raising import Catcher
 from .results import RequestFailed, ToolResult
@@ -58,6 +59,8 @@ class Client:
     - `call_tool(..., progress_handler=fn)`: `fn(progress, total, message)` gets the call's progress.
     - `real_waits`: keep the waits of `ctx.sleep`; by default they are skipped (a sleeping task runs again
       at once, as under `lambda-mcp dev`).
+    - `connections={"github": "token"}`, `upstream_token`: what `ctx.connection(name)` and
+      `ctx.upstream_token()` return (no browser, no provider); an unseeded one is `CredentialsUnavailable`.
     """
 
     def __init__(
@@ -76,6 +79,8 @@ class Client:
         claims: Mapping[str, Any] | None = None,
         raise_exceptions: bool = False,
         real_waits: bool = False,
+        connections: Mapping[str, str] | None = None,
+        upstream_token: str | None = None,
     ) -> None:
         if protocol_version not in revisions.SUPPORTED:
             raise ValueError(f"unknown protocol version {protocol_version!r}; use {MODERN} or one of {LEGACY}")
@@ -85,6 +90,8 @@ class Client:
         settings = settings_for(settings or Settings(state_key=secrets.token_bytes(32)), self.identity)
         settings = dataclasses.replace(settings, skip_waits=not real_waits)
         self.kit: Kit = build_kit(app, settings, streaming=True, local=True)
+        if connections is not None or upstream_token is not None:  # the user's tokens at other services
+            self.kit.dispatcher.runner.credentials = SeededCredentials(connections or {}, upstream_token)
         if self.identity is not None:
             present(self.kit, self.identity)
         self.asgi = self.kit.asgi()
@@ -123,7 +130,7 @@ class Client:
 
     # -- lifecycle ------------------------------------------------------------------------
     async def __aenter__(self) -> Client:
-        _require_asyncio()
+        require_asyncio()
         if self._catcher is not None:
             self._catcher.install()
         await self.app.lifespans.start()
@@ -380,17 +387,3 @@ def _result(response: Response) -> dict[str, Any]:
         raise RequestFailed(final["error"], status=response.status)
     result: dict[str, Any] = final["result"]
     return result
-
-
-def _require_asyncio() -> None:
-    """The kit runs on asyncio (as Lambda and uvicorn run it): say so, rather than fail deep inside, when
-    a test runs on another event loop (anyio's pytest plugin also runs trio when it is installed)."""
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        raise RuntimeError(
-            "lambda_mcp.testing.Client runs on asyncio: with anyio's pytest plugin, add to conftest.py a fixture"
-            " `anyio_backend` that returns 'asyncio' (lambda-mcp new's tests/conftest.py has one)"
-        ) from None

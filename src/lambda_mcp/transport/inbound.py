@@ -15,7 +15,7 @@ from ..auth.identity import Identity
 from ..dispatch.context import RequestContext
 from ..protocol.ids import ChangesCursor, EventId
 from ..protocol.jsonrpc import Message, RequestId, valid_id
-from ..server.context import NO_CLAIMS
+from ..server.call import NO_CLAIMS
 from ..storage.records import SessionRecord
 
 

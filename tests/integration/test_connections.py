@@ -1,0 +1,331 @@
+"""Connections (tools that call another service as the user), through the facade in process: the kit's ASGI
+app with `LAMBDA_MCP_AUTH=proxy`, a stand-in upstream (tests/unit/test_facade_http.py's), and a real
+stand-in third-party provider on loopback (tests/support/oauth_provider.py) whose API answers per user.
+
+Each user signs in through the facade (their browser keeps its cookies), then calls a tool that needs the
+`demo` connection: the first call asks for a URL elicitation naming the facade's start link; the browser
+follows it through the provider's consent and back; the call, answered, shows the provider's data for that
+user. Then: no second question, expiry refreshed silently, a disconnect asks again, another user's link
+refused, a task, the legacy era's -32042, and no token in any answer or log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from lambda_mcp.kit import Stores, build_kit
+from lambda_mcp.loader import load_app
+from lambda_mcp.protocol.names import TASKS_EXTENSION
+from tests.support.client import ACCEPT, META, MODERN
+from tests.support.oauth_provider import OAuthProvider
+from tests.unit.test_facade_http import BASE, FakeUpstream
+from tests.unit.test_facade_http import Rig as BrowserRig
+from tests.unit.test_facade_http import settings as facade_settings
+
+pytestmark = pytest.mark.anyio
+CALLBACK = BASE + "/oauth/connections/demo/callback"
+CAPABLE = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}}
+TASK_CAPABLE = {
+    **META,
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}, "extensions": {TASKS_EXTENSION: {}}},
+}
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[OAuthProvider]:
+    with OAuthProvider({"mcp-app": ("demo-secret", [CALLBACK])}) as started:
+        yield started
+
+
+@dataclass
+class User:
+    """One person: their browser (cookies), their MCP access token."""
+
+    name: str
+    browser: httpx.AsyncClient
+    token: str
+
+    async def call(self, tool: str, *, tasks: bool = False, **params: Any) -> dict[str, Any]:
+        meta = TASK_CAPABLE if tasks else CAPABLE
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "_meta": meta, **params}}
+        headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": tool, "accept": ACCEPT}
+        response = await self.browser.post(
+            "/mcp", json=message, headers={**headers, "authorization": f"Bearer {self.token}"}
+        )
+        assert response.status_code == 200, response.text
+        text = response.text
+        if "data:" in text:
+            text = next(line[5:].strip() for line in text.splitlines() if line.startswith("data:"))
+        return dict(json.loads(text))
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = {"jsonrpc": "2.0", "id": 2, "method": method, "params": {**params, "_meta": TASK_CAPABLE}}
+        headers = {"mcp-protocol-version": MODERN, "mcp-method": method, "accept": ACCEPT}
+        if "taskId" in params:
+            headers["mcp-name"] = params["taskId"]
+        response = await self.browser.post(
+            "/mcp", json=message, headers={**headers, "authorization": f"Bearer {self.token}"}
+        )
+        assert response.status_code == 200, response.text
+        return dict(json.loads(response.text))
+
+    async def connect(self, url: str, provider: OAuthProvider, as_user: str | None = None) -> httpx.Response:
+        """Follow a connection link as this browser, through the provider's consent (as `as_user` there)."""
+        start = await self.browser.get(url)
+        assert start.status_code == 302, start.text
+        back = provider.authorize_as(start.headers["location"], as_user or self.name)
+        return await self.browser.get(back)
+
+
+@dataclass
+class Rig:
+    kit: Any
+    upstream: FakeUpstream
+    provider: OAuthProvider
+    transport: httpx.ASGITransport
+
+    async def user(self, name: str) -> User:
+        browser = httpx.AsyncClient(transport=self.transport, base_url=BASE)
+        signed = BrowserRig(browser, self.upstream, self.kit)
+        client = await signed.register()
+        tokens = (await signed.exchange(client["client_id"], await signed.code(client["client_id"], name))).json()
+        return User(name, browser, tokens["access_token"])
+
+
+@pytest.fixture
+async def rig(provider: OAuthProvider) -> AsyncIterator[Rig]:
+    os.environ["LAMBDA_MCP_TEST_PROVIDER"] = provider.url
+    try:
+        app = load_app("tests/apps/connected.py")
+    finally:
+        del os.environ["LAMBDA_MCP_TEST_PROVIDER"]
+    kit = build_kit(app, facade_settings(), streaming=True, local=True, stores=Stores.memory())
+    upstream = FakeUpstream()
+    kit.facade.upstream = upstream
+    provider.access_seconds = 3600
+    yield Rig(kit, upstream, provider, httpx.ASGITransport(app=kit.asgi()))
+
+
+def elicitation_url(result: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    answer = result["result"]
+    assert answer["resultType"] == "input_required", answer
+    ((key, request),) = answer["inputRequests"].items()
+    assert request["method"] == "elicitation/create" and request["params"]["mode"] == "url"
+    return key, request["params"]["url"], answer
+
+
+async def test_a_user_connects_once_and_the_tool_reads_their_data(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    key, url, asked = elicitation_url(await alice.call("my_data"))
+    assert urlsplit(url).netloc == urlsplit(BASE).netloc and url.startswith(BASE + "/oauth/connections/demo/start?")
+    assert "alice" not in url  # the link names no one (sealed state)
+    done = await alice.connect(url, rig.provider)
+    assert done.status_code == 200 and "You can close this window" in done.text
+    authorize = rig.provider.authorize_requests[-1]
+    assert authorize["code_challenge_method"] == "S256" and authorize["prompt"] == "consent"
+    assert authorize["scope"] == "read:user repo"
+    answers = {"inputResponses": {key: {"action": "accept"}}, "requestState": asked["requestState"]}
+    result = (await alice.call("my_data", **answers))["result"]
+    assert result["content"][0]["text"] == "repos of alice", result
+    again = (await alice.call("my_data"))["result"]  # a second call asks nothing
+    assert again["content"][0]["text"] == "repos of alice"
+    assert rig.provider.code_exchanges["alice"] == 1
+
+
+async def test_each_user_connects_their_own_account(rig: Rig) -> None:
+    alice, bob = await rig.user("alice"), await rig.user("bob")
+    for user in (alice, bob):
+        key, url, asked = elicitation_url(await user.call("my_data"))
+        assert (await user.connect(url, rig.provider)).status_code == 200
+        answers = {"inputResponses": {key: {"action": "accept"}}, "requestState": asked["requestState"]}
+        assert (await user.call("my_data", **answers))["result"]["content"][0]["text"] == f"repos of {user.name}"
+    assert (await alice.call("my_data"))["result"]["content"][0]["text"] == "repos of alice"
+
+
+async def test_an_expired_token_is_refreshed_silently_and_a_disconnect_asks_again(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    key, url, asked = elicitation_url(await alice.call("my_data"))
+    await alice.connect(url, rig.provider)
+    rig.provider.expire_all()
+    rig.kit.facade.connection_flow.vault.clock = lambda: __import__("time").time() + 7200  # past its expires_in
+    answers = {"inputResponses": {key: {"action": "accept"}}, "requestState": asked["requestState"]}
+    assert (await alice.call("my_data", **answers))["result"]["content"][0]["text"] == "repos of alice"
+    assert rig.provider.refreshes["alice"] == 1
+    assert (await alice.call("forget_demo"))["result"]["content"][0]["text"] == "forgotten"
+    elicitation_url(await alice.call("my_data"))  # asks again
+
+
+async def test_a_declined_elicitation_is_an_exception_the_tool_can_catch(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    key, _, asked = elicitation_url(await alice.call("my_data_or_none"))
+    answers = {"inputResponses": {key: {"action": "decline"}}, "requestState": asked["requestState"]}
+    assert (await alice.call("my_data_or_none", **answers))["result"]["content"][0]["text"] == "declined"
+
+
+async def test_accepting_before_the_flow_is_done_asks_again(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    key, _, asked = elicitation_url(await alice.call("my_data"))
+    answers = {"inputResponses": {key: {"action": "accept"}}, "requestState": asked["requestState"]}
+    second_key, _, _ = elicitation_url(await alice.call("my_data", **answers))
+    assert second_key != key
+
+
+async def test_a_link_opened_by_another_user_connects_nothing(rig: Rig) -> None:
+    alice, bob = await rig.user("alice"), await rig.user("bob")
+    _, url, _ = elicitation_url(await alice.call("my_data"))
+    authorizations = len(rig.provider.authorize_requests)
+    start = await bob.browser.get(url)  # bob's browser: its cookie names bob, so it signs in again upstream
+    assert start.status_code == 302 and start.headers["location"].startswith("https://idp.example/")
+    assert "prompt=login" in start.headers["location"]
+    state = parse_qs(urlsplit(start.headers["location"]).query)["state"][0]
+    refused = await bob.browser.get("/oauth/callback", params={"code": "bob", "state": state})
+    assert refused.status_code == 403 and "started by another user" in refused.text
+    assert len(rig.provider.authorize_requests) == authorizations  # never sent on to the provider
+    assert (await bob.browser.get(url)).status_code == 400  # the link worked once
+    elicitation_url(await alice.call("my_data"))  # alice is still not connected
+
+
+async def test_the_same_user_in_a_fresh_browser_signs_in_again_and_connects(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    _, url, _ = elicitation_url(await alice.call("my_data"))
+    fresh = httpx.AsyncClient(transport=rig.transport, base_url=BASE)
+    start = await fresh.get(url)
+    state = parse_qs(urlsplit(start.headers["location"]).query)["state"][0]
+    to_provider = await fresh.get("/oauth/callback", params={"code": "alice", "state": state})
+    assert to_provider.status_code == 302 and to_provider.headers["location"].startswith(rig.provider.url)
+    done = await fresh.get(rig.provider.authorize_as(to_provider.headers["location"], "alice"))
+    assert done.status_code == 200 and "Connected to demo" in done.text
+    assert (await alice.call("my_data"))["result"]["content"][0]["text"] == "repos of alice"
+
+
+async def test_a_task_asks_with_input_required_then_completes(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    created = (await alice.call("my_data_later", tasks=True))["result"]
+    task_id = created.get("taskId") or created["task"]["taskId"]
+    task = await poll(alice, task_id, "input_required")
+    ((key, request),) = task["inputRequests"].items()
+    assert request["params"]["mode"] == "url"
+    await alice.connect(request["params"]["url"], rig.provider)
+    await alice.request("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept"}}})
+    done = await poll(alice, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "repos of alice"
+
+
+async def poll(user: User, task_id: str, status: str) -> dict[str, Any]:
+    for _ in range(100):
+        task = (await user.request("tasks/get", {"taskId": task_id}))["result"]
+        if task["status"] == status:
+            return dict(task)
+        assert task["status"] in ("working", "input_required"), task
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} never reached {status}: {task}")
+
+
+async def test_no_token_is_in_any_answer_or_log_line(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    alice = await rig.user("alice")
+    key, url, asked = elicitation_url(await alice.call("my_data"))
+    done = await alice.connect(url, rig.provider)
+    answers = {"inputResponses": {key: {"action": "accept"}}, "requestState": asked["requestState"]}
+    result = await alice.call("my_data", **answers)
+    tokens = rig.provider.access_tokens("alice")
+    assert tokens
+    for token in tokens:
+        assert token not in json.dumps(result) and token not in done.text and token not in caplog.text
+    assert "demo-secret" not in caplog.text
+
+
+async def test_on_2025_11_25_outside_a_task_the_call_ends_with_32042_and_the_retry_succeeds(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    auth = {"authorization": f"Bearer {alice.token}", "accept": ACCEPT}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"url": {}}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    opened = await alice.browser.post("/mcp", json=init, headers=auth)
+    session = {**auth, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "my_data", "arguments": {}}}
+
+    async def answer() -> dict[str, Any]:
+        response = await alice.browser.post("/mcp", json=call, headers=session)
+        text = response.text
+        if "data:" in text:
+            text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")][-1]
+        return dict(json.loads(text))
+
+    refused = (await answer())["error"]
+    assert refused["code"] == -32042
+    (elicitation,) = refused["data"]["elicitations"]
+    assert elicitation["mode"] == "url" and elicitation["elicitationId"]
+    assert (await alice.connect(elicitation["url"], rig.provider)).status_code == 200
+    assert (await answer())["result"]["content"][0]["text"] == "repos of alice"
+
+
+async def test_the_upstream_token_is_refreshed_once_and_kept_until_it_expires(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    first = (await alice.call("upstream_length"))["result"]
+    assert first["content"][0]["text"] == str(len("upstream-secret-token")), first
+    assert len(rig.upstream.refreshed) == 1
+    assert (await alice.call("upstream_length"))["result"]["content"][0]["text"] == first["content"][0]["text"]
+    assert len(rig.upstream.refreshed) == 1  # kept (sealed) in the sign-in's row until it nears expiry
+    rig.upstream.disabled.add("alice")
+    rig.kit.facade.clock = lambda: __import__("time").time() + 400  # the kept one is past its 300 s
+    refused = (await alice.call("upstream_length"))["result"]
+    assert refused["isError"] and "sign in again" in refused["content"][0]["text"]
+
+
+async def test_a_machine_client_has_no_connections(rig: Rig) -> None:
+    from lambda_mcp.server.credentials import CredentialsUnavailable
+
+    class Machine:
+        principal = f"client:{BASE}#agent-1"
+
+    with pytest.raises(CredentialsUnavailable, match="not a person"):
+        await rig.kit.facade.credentials.connection(Machine(), "demo")
+
+
+async def test_an_operator_revokes_a_users_connection_with_the_cli(rig: Rig, tmp_path: Any) -> None:
+    """`lambda-mcp connections revoke` deletes the row the vault keeps (here against the same in-memory store,
+    through the command's own code path with the store swapped in)."""
+    from lambda_mcp import connections_cli
+
+    alice = await rig.user("alice")
+    key, url, asked = elicitation_url(await alice.call("my_data"))
+    await alice.connect(url, rig.provider)
+    principal = f"{BASE}#alice"
+    store = rig.kit.facade.store
+
+    class Table:
+        def __init__(self, name: str) -> None:
+            assert name == "state-table"
+
+        async def delete(self, kind: str, key: str) -> None:
+            await store.delete(kind, key)
+
+    import lambda_mcp.storage.dynamodb.facade as dynamodb_facade
+
+    original = dynamodb_facade.DynamoDBFacadeStore
+    dynamodb_facade.DynamoDBFacadeStore = Table  # type: ignore[misc,assignment]
+    try:
+        revoke = ["revoke", principal, "--connection", "demo", "--table", "state-table"]
+        assert await asyncio.to_thread(connections_cli.main, revoke) == 0  # it runs its own event loop
+        assert connections_cli.main(["revoke", "alice", "--connection", "demo", "--table", "state-table"]) == 2
+    finally:
+        dynamodb_facade.DynamoDBFacadeStore = original  # type: ignore[misc]
+    elicitation_url(await alice.call("my_data"))  # asks again
