@@ -9,10 +9,10 @@ a default (`AuthMode`), a value outside `AllowedValues`, `AllowedPattern`, a len
 name the template has no parameter for (`sam deploy` would drop it without a word), and each assertion of
 the template's `Rules` the values break (its `AssertDescription`); `AuthTrustedIssuers` names each entry
 that is no https:// URL. Warned, without refusing: a setting of the authorization facade (operator clients,
-trusted issuers, DPoP) with an `AuthMode` that runs no facade, and trusted issuers without operator clients
-(whose jwt-bearer grant is the only use of an ID-JAG). It checks a new stack: on an existing
-one, `sam deploy` keeps the previous value of a parameter it is not given, so keep every value in
-samconfig.toml (`sam deploy --guided` writes them there).
+trusted issuers, DPoP, the connections' client secrets) with an `AuthMode` that runs no facade, and trusted
+issuers without operator clients (whose jwt-bearer grant is the only use of an ID-JAG). It checks a new
+stack: on an existing one, `sam deploy` keeps the previous value of a parameter it is not given, so keep
+every value in samconfig.toml (`sam deploy --guided` writes them there).
 """
 
 from __future__ import annotations
@@ -34,7 +34,15 @@ COMMANDS = ("deploy", "global")
 """The samconfig sections `sam deploy` reads its settings from, the first first."""
 FACADE_MODES = ("cognito", "proxy")
 """The AuthModes whose function runs the authorization facade."""
-FACADE_ONLY = ("AuthClientsParameter", "AuthClientsSecretArn", "AuthTrustedIssuers", "AuthDpop", "AuthDpopNonce")
+FACADE_ONLY = (
+    "AuthClientsParameter",
+    "AuthClientsSecretArn",
+    "AuthTrustedIssuers",
+    "AuthDpop",
+    "AuthDpopNonce",
+    "ConnectionSecretArns",
+    "ConnectionSecretParameterArns",
+)
 """Parameters only the facade reads (the other modes ignore them)."""
 CLIENT_SOURCES = ("AuthClientsParameter", "AuthClientsSecretArn")
 _HTTPS_URL = re.compile(r"https://[^\s,/]+[^\s,]*")

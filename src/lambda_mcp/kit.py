@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -172,6 +172,7 @@ def build_kit(
         )
         access.guard = facade.guard
         runner.credentials = facade.credentials
+        facade.connection_flow.completed = _elicitation_completed(app, stores)
     front = Front(
         app,
         sessions,
@@ -187,6 +188,19 @@ def build_kit(
         transport = BufferedTransport(dispatcher, sessions, events, stores.calls, stores.changes, settings)
     endpoint = MCPEndpoint(front, transport, dispatcher, sessions, stores.calls, stores.changes)
     return Kit(app, settings, stores, dispatcher, endpoint, access, tasks, facade)
+
+
+def _elicitation_completed(app: MCPApp, stores: Stores) -> Callable[[str, str], Awaitable[None]]:
+    """How the facade tells a 2025-11-25 session its URL elicitation finished: a change for that principal,
+    to this process's listeners and the durable change log (other instances' GET streams)."""
+
+    async def completed(elicitation_id: str, principal: str) -> None:
+        from .server.changes import publishing_to
+
+        with publishing_to(stores.changes):
+            await app.changes.publish("elicitation", elicitation_id, principal)
+
+    return completed
 
 
 def warn_unenforced_scopes(app: MCPApp, settings: Settings) -> None:

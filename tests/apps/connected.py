@@ -59,3 +59,9 @@ async def forget_demo(ctx: Context) -> str:
 async def upstream_length(ctx: Context) -> int:
     """The length of a fresh upstream access token (never the token itself)."""
     return len(await ctx.upstream_token())
+
+
+@app.tool()
+async def downstream_length(audience: str, ctx: Context) -> int:
+    """The length of a token exchanged for `audience` (never the token itself)."""
+    return len(await ctx.exchange_token(audience, ["orders:read"]))

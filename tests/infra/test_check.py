@@ -3,7 +3,8 @@ what CloudFormation would refuse only after `sam deploy` packaged and uploaded t
 the template does not allow, a broken template rule), one line each, and passes what the template accepts. Its
 verdicts agree with the template's own Rules as infra/validate_template.py evaluates them, for every front door
 and auth mode. The agent settings (issue 36): issuers that are no https:// URL named, both clients documents
-refused, and a setting the chosen AuthMode would ignore warned about without refusing."""
+refused, and a setting the chosen AuthMode would ignore warned about without refusing; the connections' client
+secrets (issue 37) the same way."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ PROXY = [
     "UpstreamClientId=c",
 ]
 SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-clients-AbCdEf"
+PARAMETER_ARN = "arn:aws:ssm:us-east-1:123456789012:parameter/mcp/github-secret"
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,14 @@ def test_a_new_project_is_refused_until_it_chooses_an_auth_mode(project: Path) -
         ),
         ([*PROXY, "AuthClientsParameter=mcp/clients"], [r"^AuthClientsParameter=mcp/clients: .*starting with a slash"]),
         ([*PROXY, f"AuthClientsSecretArn={SECRET.removesuffix('-AbCdEf')}"], [r"AuthClientsSecretArn=.*full ARN"]),
+        (
+            [*PROXY, f"ConnectionSecretArns={SECRET},{SECRET.removesuffix('-AbCdEf')}"],
+            [r"^ConnectionSecretArns=.*: ConnectionSecretArns must be empty or Secrets Manager secrets' full ARNs"],
+        ),
+        (
+            [*PROXY, "ConnectionSecretParameterArns=/mcp/github"],
+            [r"^ConnectionSecretParameterArns=/mcp/github: .*ARNs"],
+        ),
     ],
 )
 def test_what_cloudformation_would_refuse_after_the_upload_is_one_line_each(
@@ -145,6 +155,14 @@ def test_its_verdicts_agree_with_the_templates_rules(api: str, mode: str) -> Non
             ["AuthMode=iam", f"AuthClientsSecretArn={SECRET}"],
             [f"AuthClientsSecretArn={SECRET} is ignored: AuthMode=iam"],
         ),
+        (
+            ["AuthMode=none", f"ConnectionSecretArns={SECRET}", f"ConnectionSecretParameterArns={PARAMETER_ARN}"],
+            [
+                f"ConnectionSecretArns={SECRET} is ignored: AuthMode=none runs no authorization facade",
+                f"ConnectionSecretParameterArns={PARAMETER_ARN} is ignored: AuthMode=none",
+            ],
+        ),
+        ([*PROXY, f"ConnectionSecretArns={SECRET},{SECRET}", f"ConnectionSecretParameterArns={PARAMETER_ARN}"], []),
         (
             [*PROXY, "AuthTrustedIssuers=https://idp.example.com"],
             ["AuthTrustedIssuers is set without AuthClientsParameter"],

@@ -231,12 +231,13 @@ def test_the_http_function_may_use_the_table_send_to_the_task_queue_and_read_its
 ) -> None:
     _, props = _function(cfn, HTTP_HANDLER)
     # Every mode's statements, with TaskBackend=sqs; the authorization facade's (AuthMode=cognito, proxy) are
-    # conditional, and test_template_facade checks them (the operator clients' reads: test_template_agents); the
-    # durable backend's, test_template_durable.
+    # conditional, and test_template_facade checks them (the operator clients' reads: test_template_agents; the
+    # connections' key and secrets: test_template_connections); the durable backend's, test_template_durable.
     statements, conditions = _sqs_statements(cfn, props)
     assert conditions == [
         "SqsBackend", "DurableBackend", "DurableBackend", "UsesFacade", "UsesFacade", "AuthCognito",
-        "FacadeClientsInParameter", "FacadeClientsInSecret",
+        "FacadeClientsInParameter", "FacadeClientsInSecret", "UsesFacade", "ConnectionSecretsInSecretsManager",
+        "ConnectionSecretsInParameters",
     ]  # fmt: skip
     assert {a for s in statements for a in as_list(s["Action"])} == TABLE_ACTIONS | {
         "sqs:SendMessage",
@@ -265,8 +266,12 @@ def test_the_worker_runs_the_kit_worker_handler_with_the_layer_and_its_settings(
     env = props["Environment"]["Variables"]
     assert env["LAMBDA_MCP_APP"] == {"Ref": "AppPath"}
     assert env["LAMBDA_MCP_TABLE_NAME"] == {"Ref": "StateTable"}
-    # It never seals a requestState: no key, and no access to the secret (next test).
-    assert not [name for name in env if name.startswith("LAMBDA_MCP_STATE_KEY")]
+    # It never seals a requestState: no key, and no access to the secret (next test), but where it runs the tools of
+    # tasks that act as the user (AuthMode=cognito, proxy; test_template_connections).
+    assert [name for name in env if name.startswith("LAMBDA_MCP_STATE_KEY")] == ["LAMBDA_MCP_STATE_KEY_SECRET"]
+    assert env["LAMBDA_MCP_STATE_KEY_SECRET"] == {
+        "Fn::If": ["FacadeSqsWorker", {"Ref": "StateKeySecret"}, {"Ref": "AWS::NoValue"}]
+    }
     assert env["LAMBDA_MCP_SESSION_TTL_SECONDS"] == {"Ref": "SessionTtlSeconds"}
     assert _sqs(env["LAMBDA_MCP_TASK_QUEUE_URL"]) == {"Ref": "TaskQueue"}
     assert _sqs(env["LAMBDA_MCP_TASK_DLQ_ARN"]) == _arn("TaskDeadLetterQueue")
@@ -332,9 +337,10 @@ def test_a_schedule_runs_the_sweeper_on_the_worker(cfn: dict[str, Any]) -> None:
 
 def test_the_worker_may_use_the_table_consume_its_queues_and_requeue_only(cfn: dict[str, Any]) -> None:
     _, props = _function(cfn, WORKER_HANDLER)
-    statements, conditions = _sqs_statements(cfn, props)  # TaskBackend=durable's: test_template_durable
-    assert conditions == ["SqsBackend", "SqsBackend", "DurableBackend", "DurableBackend"]
-    assert not _allowing(statements, "secretsmanager:")  # it never reads the state key
+    # TaskBackend=durable's: test_template_durable; the facade's where it runs tasks: test_template_connections
+    statements, conditions = _sqs_statements(cfn, props)
+    assert conditions == ["SqsBackend", "SqsBackend", "DurableBackend", "DurableBackend", *["FacadeSqsWorker"] * 6]
+    assert not _allowing(statements, "secretsmanager:")  # it never reads the state key (but in the facade modes)
     assert {a.split(":")[0] for s in statements for a in as_list(s["Action"])} == {"dynamodb", "sqs"}
     (table,) = _allowing(statements, "dynamodb:")
     assert set(as_list(table["Action"])) == TABLE_ACTIONS

@@ -122,9 +122,11 @@ def test_an_ssm_document_is_read_from_that_parameter_only(api: str, mode: str, t
     (read,) = [s for s in _statements(cfn) if any(a.startswith("ssm:") for a in as_list(s["Action"]))]
     assert as_list(read["Action"]) == ["ssm:GetParameter"]  # what Powertools' get_parameter calls, nothing more
     assert _reads(cfn, "ssm:GetParameter", values) == [[f"arn:aws:ssm:us-east-1:123456789012:parameter{PARAMETER}"]]
-    # No kms:Decrypt: a SecureString under the AWS managed key aws/ssm is decrypted for any principal of the account
-    # that may read it (docs/deploy.md, "Agents and enterprises").
-    assert not [s for s in _statements(cfn) if any(a.startswith("kms:Decrypt") for a in as_list(s["Action"]))]
+    # No kms:Decrypt for it: a SecureString under the AWS managed key aws/ssm is decrypted for any principal of the
+    # account that may read it (docs/deploy.md, "Agents and enterprises"). The one kms:Decrypt is the connection
+    # token key's (test_template_connections).
+    decrypts = [s for s in _statements(cfn) if any(a.startswith("kms:Decrypt") for a in as_list(s["Action"]))]
+    assert [s["Resource"] for s in decrypts] == [{"Fn::GetAtt": ["ConnectionTokenKey", "Arn"]}]
     secrets = _reads(cfn, "secretsmanager:GetSecretValue", values)  # the state key's, the upstream client's
     assert len(secrets) == 1 + (mode == "cognito" or "UpstreamClientSecretArn" in values)
     assert SECRET_ARN not in [resource for resources in secrets for resource in resources]

@@ -79,6 +79,14 @@ class User:
         assert response.status_code == 200, response.text
         return dict(json.loads(response.text))
 
+    async def legacy_session(self) -> dict[str, str]:
+        """A 2025-11-25 session that declares URL elicitation: the headers its requests carry."""
+        auth = {"authorization": f"Bearer {self.token}", "accept": ACCEPT}
+        params = {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"url": {}}}}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {**params, "clientInfo": {"name": "t"}}}
+        opened = await self.browser.post("/mcp", json=init, headers=auth)
+        return {**auth, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+
     async def connect(self, url: str, provider: OAuthProvider, as_user: str | None = None) -> httpx.Response:
         """Follow a connection link as this browser, through the provider's consent (as `as_user` there)."""
         start = await self.browser.get(url)
@@ -247,19 +255,7 @@ async def test_no_token_is_in_any_answer_or_log_line(rig: Rig, caplog: pytest.Lo
 
 async def test_on_2025_11_25_outside_a_task_the_call_ends_with_32042_and_the_retry_succeeds(rig: Rig) -> None:
     alice = await rig.user("alice")
-    auth = {"authorization": f"Bearer {alice.token}", "accept": ACCEPT}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"url": {}}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    opened = await alice.browser.post("/mcp", json=init, headers=auth)
-    session = {**auth, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    session = await alice.legacy_session()
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "my_data", "arguments": {}}}
 
     async def answer() -> dict[str, Any]:
@@ -329,3 +325,97 @@ async def test_an_operator_revokes_a_users_connection_with_the_cli(rig: Rig, tmp
     finally:
         dynamodb_facade.DynamoDBFacadeStore = original  # type: ignore[misc]
     elicitation_url(await alice.call("my_data"))  # asks again
+
+
+async def test_a_2025_11_25_session_is_told_its_elicitation_completed(provider: OAuthProvider) -> None:
+    """Buffered (as in Lambda): the session's GET poll after the flow carries `notifications/elicitation/
+    complete` with the id the -32042 named; another session of another user hears nothing."""
+    os.environ["LAMBDA_MCP_TEST_PROVIDER"] = provider.url
+    try:
+        app = load_app("tests/apps/connected.py")
+    finally:
+        del os.environ["LAMBDA_MCP_TEST_PROVIDER"]
+    settings = facade_settings(LAMBDA_MCP_GET_STREAM_SECONDS="0.2")
+    kit = build_kit(app, settings, streaming=False, local=True, stores=Stores.memory())
+    kit.facade.upstream = FakeUpstream()
+    rig = Rig(kit, kit.facade.upstream, provider, httpx.ASGITransport(app=kit.asgi()))
+    alice, bob = await rig.user("alice"), await rig.user("bob")
+    sessions = {user.name: await user.legacy_session() for user in (alice, bob)}
+
+    async def poll(user: User, cursor: str | None) -> tuple[list[dict[str, Any]], str]:
+        headers = {**sessions[user.name], "accept": "text/event-stream"}
+        if cursor:
+            headers["last-event-id"] = cursor
+        response = await user.browser.get("/mcp", headers=headers)
+        assert response.status_code == 200, response.text
+        ids = [line[4:] for line in response.text.splitlines() if line.startswith("id: ")]
+        data = [
+            json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()
+        ]
+        return data, ids[-1]
+
+    _, alice_cursor = await poll(alice, None)
+    _, bob_cursor = await poll(bob, None)
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "my_data", "arguments": {}}}
+    refused = (await alice.browser.post("/mcp", json=call, headers=sessions["alice"])).json()["error"]
+    (elicitation,) = refused["data"]["elicitations"]
+    assert (await alice.connect(elicitation["url"], provider)).status_code == 200
+    told, _ = await poll(alice, alice_cursor)
+    complete = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+    assert {**complete, "params": {"elicitationId": elicitation["elicitationId"]}} in told, told
+    heard, _ = await poll(bob, bob_cursor)
+    assert not [m for m in heard if m.get("method") == "notifications/elicitation/complete"], heard
+
+
+async def test_a_signed_in_user_sees_and_removes_connections_on_the_connections_page(rig: Rig) -> None:
+    alice = await rig.user("alice")
+    page = await alice.browser.get("/oauth/connections")
+    assert page.status_code == 200 and "demo</b>: not connected" in page.text
+    assert page.headers["x-frame-options"] == "DENY" and page.headers["cache-control"] == "no-store"
+    key, url, asked = elicitation_url(await alice.call("my_data"))
+    await alice.connect(url, rig.provider)
+    page = await alice.browser.get("/oauth/connections")
+    assert "demo</b>: connected" in page.text
+    token = page.text.split('name="token" value="', 1)[1].split('"', 1)[0]
+    forged = await alice.browser.post("/oauth/connections/demo/disconnect", data={"token": "x" * 64})
+    assert forged.status_code == 403
+    stranger = httpx.AsyncClient(transport=rig.transport, base_url=BASE)  # no sign-in cookie
+    assert (await stranger.post("/oauth/connections/demo/disconnect", data={"token": token})).status_code == 403
+    assert "Sign in" in (await stranger.get("/oauth/connections")).text
+    removed = await alice.browser.post("/oauth/connections/demo/disconnect", data={"token": token})
+    assert removed.status_code == 303 and removed.headers["location"] == "/oauth/connections"
+    assert "demo</b>: not connected" in (await alice.browser.get("/oauth/connections")).text
+    elicitation_url(await alice.call("my_data"))  # asks again
+
+
+class ExchangingUpstream(FakeUpstream):
+    """The stand-in upstream, with RFC 8693 token exchange (or without, when `offers` is False)."""
+
+    offers: bool = True
+    exchanges: list[tuple[str, str, list[str]]] = []
+
+    def exchange_token(self, subject_token: str, audience: str, scopes: list[str]) -> dict[str, Any]:
+        from lambda_mcp.facade.upstream import UpstreamError
+
+        if not self.offers:
+            raise UpstreamError("no token exchange", "unsupported_grant_type")
+        self.exchanges.append((subject_token, audience, scopes))
+        return {"access_token": f"for-{audience}", "expires_in": 600, "issued_token_type": "access_token"}
+
+
+async def test_a_token_is_exchanged_for_another_api_once_and_kept(rig: Rig) -> None:
+    upstream = ExchangingUpstream()
+    upstream.exchanges = []
+    rig.kit.facade.upstream = upstream
+    rig.upstream = upstream
+    alice = await rig.user("alice")
+    for _ in range(2):
+        answer = (await alice.call("downstream_length", arguments={"audience": "https://orders.example"}))["result"]
+        assert answer["content"][0]["text"] == str(len("for-https://orders.example")), answer
+    assert upstream.exchanges == [("upstream-secret-token", "https://orders.example", ["orders:read"])]
+    other = (await alice.call("downstream_length", arguments={"audience": "https://billing.example"}))["result"]
+    assert other["content"][0]["text"] == str(len("for-https://billing.example"))
+    assert len(upstream.exchanges) == 2
+    upstream.offers = False
+    refused = (await alice.call("downstream_length", arguments={"audience": "https://hr.example"}))["result"]
+    assert refused["isError"] and "does not support token exchange" in refused["content"][0]["text"]

@@ -85,3 +85,37 @@ async def test_the_test_client_plays_the_user_with_seeded_tokens() -> None:
         failed = await client.call_tool("token_length")
         assert failed.is_error and "LAMBDA_MCP_AUTH=proxy" in failed.text
     assert issubclass(CredentialsUnavailable, Exception)
+
+
+def test_the_upstream_asks_for_rfc_8693_token_exchange_or_entras_on_behalf_of() -> None:
+    from lambda_mcp.config import Settings
+    from lambda_mcp.facade.upstream import TOKEN_EXCHANGE, Upstream, UpstreamError
+
+    def upstream(issuer: str, grants: list[str] | None) -> tuple[Upstream, list[dict[str, str]]]:
+        settings = Settings(auth_upstream_issuer=issuer, auth_upstream_client_id="facade")
+        made = Upstream(settings, "https://mcp.example.com/oauth/callback")
+        sent: list[dict[str, str]] = []
+        made.metadata = lambda: {} if grants is None else {"grant_types_supported": grants}  # type: ignore[method-assign]
+        made._token = lambda form: sent.append(form) or {"access_token": "t"}  # type: ignore[method-assign,func-returns-value]
+        return made, sent
+
+    okta, sent = upstream("https://corp.okta.com", [TOKEN_EXCHANGE, "authorization_code"])
+    okta.exchange_token("user-token", "https://orders.example", ["orders:read"])
+    assert sent == [
+        {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": "user-token",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "audience": "https://orders.example",
+            "scope": "orders:read",
+        }
+    ]
+    entra, sent = upstream("https://login.microsoftonline.com/tenant/v2.0", ["authorization_code"])
+    entra.exchange_token("user-token", "api://orders", [])
+    assert sent[0]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert sent[0]["requested_token_use"] == "on_behalf_of" and sent[0]["scope"] == "api://orders/.default"
+    google, sent = upstream("https://accounts.google.com", ["authorization_code", "refresh_token"])
+    with pytest.raises(UpstreamError) as refused:
+        google.exchange_token("user-token", "https://orders.example", [])
+    assert refused.value.code == "unsupported_grant_type" and sent == []

@@ -182,3 +182,18 @@ async def test_a_repeated_start_of_a_task_finds_its_one_execution(local_runner: 
     )
     assert len(one["DurableExecutions"]) == 1
     assert len(lam.list_durable_executions_by_function(FunctionName=FUNCTION)["DurableExecutions"]) == 2
+
+
+def test_the_durable_worker_names_its_own_alias_when_the_template_cannot() -> None:
+    """template.yaml cannot put the durable worker's own alias in its environment (a circular reference):
+    the worker derives it, so its settings check passes; a value that is set wins."""
+    from lambda_mcp.config import Settings
+    from lambda_mcp.tasks.durable import name_own_alias
+
+    env = {"AWS_LAMBDA_FUNCTION_NAME": "stack-DurableTaskWorker-abc", "LAMBDA_MCP_TASK_BACKEND": "durable"}
+    name_own_alias(env)
+    assert env["LAMBDA_MCP_TASK_DURABLE_FUNCTION"] == "stack-DurableTaskWorker-abc:live"
+    assert Settings.from_env(env, default_auth="none").task_durable_function == "stack-DurableTaskWorker-abc:live"
+    kept = {**env, "LAMBDA_MCP_TASK_DURABLE_FUNCTION": "arn:aws:lambda:us-east-1:1:function:f:live"}
+    name_own_alias(kept)
+    assert kept["LAMBDA_MCP_TASK_DURABLE_FUNCTION"].startswith("arn:")

@@ -8,6 +8,7 @@ entrypoint imports the SDK.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from aws_durable_execution_sdk_python import DurableContext, durable_execution
@@ -15,10 +16,12 @@ from aws_durable_execution_sdk_python.exceptions import SuspendExecution
 
 from ..observe.invocation import invocation, note
 from ..server.changes import publishing_to
+from ..tasks.durable import name_own_alias
 from ..tasks.durable_run import execute, task_id_of
 from ._kit import lambda_kit, lambda_observer
 from ._loop import start_lifespan
 
+name_own_alias(os.environ)  # template.yaml cannot set it: the alias is the function's own
 kit = lambda_kit()
 if kit.task_runtime is None or kit.settings.task_backend != "durable":
     raise RuntimeError(

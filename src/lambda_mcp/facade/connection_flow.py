@@ -11,7 +11,8 @@ The MCP spec requires the user who completes a URL elicitation to be the one who
    one who was asked, nothing is stored and the page says why (another user's link: a phishing attempt).
 3. **The provider's flow**: authorization code with PKCE S256 and a `state` naming a pending row bound to
    this browser (`lmcp_browser`), the user and the connection; its callback exchanges the code and keeps
-   the tokens (`connection_vault`), then says "you can close this window". The tool's next run finds them.
+   the tokens (`connection_vault`), then says "you can close this window". The tool's next run finds them;
+   a 2025-11-25 client is told with `notifications/elicitation/complete` (the link carries its id).
 
 Only people signed in through the facade can connect (`<facade issuer>#<subject>`): a machine client or
 an enterprise user's token names no one this browser can prove to be.
@@ -23,18 +24,18 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
 from ..server.connections import Connection
 from .authorize import BROWSER_COOKIE, PENDING_SECONDS, remembered_subject, with_query
 from .connection_vault import ConnectionVault, ProviderError, token_request
 from .hashing import digest, s256
-from .pages import error_page
+from .pages import error_page, message_page
 from .sealing import StateKeys, seal, unseal
 from .upstream import UpstreamError
 
@@ -67,13 +68,20 @@ class ConnectionFlow:
         self.connections = connections
         self.vault = vault
         self.keys = StateKeys(state_keys, _BOUND_TO)
+        self.completed: Callable[[str, str], Awaitable[None]] | None = None
+        """Tell the user's 2025-11-25 session the elicitation (id) finished (`notifications/elicitation/
+        complete`, through the change feed); set by the kit."""
 
     # -- the link a tool's elicitation names ---------------------------------------------------------------
-    def start_url(self, principal: str, name: str) -> str:
+    def start_url(self, principal: str, name: str, elicitation_id: str | None = None) -> str:
+        """The link for `principal` to connect `name`; `elicitation_id` (2025-11-25): the elicitation whose
+        completion the client is told of once the flow ends."""
         keys = self.keys.keys()
         if not keys:
             raise ProviderError("no state key to seal the connection link with (LAMBDA_MCP_STATE_KEY)")
         state = {"p": principal, "c": name, "x": self.f.clock() + START_SECONDS, "n": secrets.token_urlsafe(8)}
+        if elicitation_id:
+            state["e"] = elicitation_id
         sealed = seal(keys[0], json.dumps(state), _BOUND_TO)
         return f"{self.f.issuer}/oauth/connections/{name}/start?" + urlencode({"s": sealed})
 
@@ -89,14 +97,14 @@ class ConnectionFlow:
             return error_page("Link not valid", "this connection link is not valid or has expired: ask again", 400)
         if not await self.f.store.count("connection-start", digest(sealed), 1, float(state["x"]) + 60, now):
             return error_page("Link used", "this connection link was already used: ask again from your client", 400)
-        principal = str(state["p"])
+        principal, elicitation = str(state["p"]), state.get("e")
         if person(self.f.issuer, principal) is None:
             return error_page("Not available", "connections are for people signed in through this server", 400)
         if await remembered_subject(self.f, request) == person(self.f.issuer, principal):
-            return await self._to_provider(request, principal, connection)
-        return await self._sign_in_again(request, principal, name)
+            return await self._to_provider(request, principal, connection, elicitation=elicitation)
+        return await self._sign_in_again(request, principal, name, elicitation)
 
-    async def _sign_in_again(self, request: Request, principal: str, name: str) -> Response:
+    async def _sign_in_again(self, request: Request, principal: str, name: str, elicitation: str | None) -> Response:
         browser = request.cookies.get(BROWSER_COOKIE) or secrets.token_urlsafe(24)
         txn, verifier, nonce = secrets.token_urlsafe(24), secrets.token_urlsafe(48), secrets.token_urlsafe(16)
         pending = {
@@ -106,6 +114,7 @@ class ConnectionFlow:
             "connection": name,
             "verifier": verifier,
             "nonce": nonce,
+            "elicitation": elicitation,
         }
         await self.f.store.put("pending", txn, pending, self.f.clock() + PENDING_SECONDS)
         url = await asyncio.to_thread(self.f.upstream.authorize_url, txn, s256(verifier), nonce)
@@ -134,10 +143,15 @@ class ConnectionFlow:
                 " someone may be trying to connect your account to theirs; close this window.",
                 403,
             )
-        return await self._to_provider(None, principal, connection, pending["browser"])
+        return await self._to_provider(None, principal, connection, pending["browser"], pending.get("elicitation"))
 
     async def _to_provider(
-        self, request: Request | None, principal: str, connection: Connection, browser_digest: str | None = None
+        self,
+        request: Request | None,
+        principal: str,
+        connection: Connection,
+        browser_digest: str | None = None,
+        elicitation: str | None = None,
     ) -> Response:
         browser = None
         if browser_digest is None:
@@ -145,7 +159,13 @@ class ConnectionFlow:
             browser = request.cookies.get(BROWSER_COOKIE) or secrets.token_urlsafe(24)
             browser_digest = digest(browser)
         txn, verifier = secrets.token_urlsafe(24), secrets.token_urlsafe(48)
-        row = {"browser": browser_digest, "principal": principal, "connection": connection.name, "verifier": verifier}
+        row = {
+            "browser": browser_digest,
+            "principal": principal,
+            "connection": connection.name,
+            "verifier": verifier,
+            "elicitation": elicitation,
+        }
         await self.f.store.put("connection-pending", txn, row, self.f.clock() + PENDING_SECONDS)
         query = {
             "response_type": "code",
@@ -176,7 +196,9 @@ class ConnectionFlow:
             return error_page("Link expired", "this connection attempt expired or was used: ask again", 400)
         assert connection is not None
         if params.get("error") or not params.get("code"):
-            return _page(f"Not connected to {name}", "You declined: nothing was connected. You can close this window.")
+            return message_page(
+                f"Not connected to {name}", "You declined: nothing was connected. You can close this window."
+            )
         form = {"grant_type": "authorization_code", "code": params["code"], "code_verifier": row["verifier"]}
         form["redirect_uri"] = self.callback_url(name)
         try:
@@ -186,7 +208,9 @@ class ConnectionFlow:
             return error_page("Not connected", f"{name} did not confirm the connection: try again", 502)
         await self.vault.save(str(row["principal"]), connection, tokens)
         logger.info("auth: a user connected %s", name)
-        return _page(f"Connected to {name}", "You can close this window and go back to your client.")
+        if isinstance(row.get("elicitation"), str) and self.completed is not None:
+            await self.completed(row["elicitation"], str(row["principal"]))
+        return message_page(f"Connected to {name}", "You can close this window and go back to your client.")
 
     def _cookie(self, response: Response, name: str, value: str) -> None:
         secure = self.f.issuer.startswith("https://")
@@ -199,15 +223,3 @@ class ConnectionFlow:
             httponly=True,
             samesite="lax",
         )
-
-
-def _page(title: str, text: str) -> Response:
-    from html import escape
-
-    body = f"<!doctype html><meta charset=utf-8><title>{escape(title)}</title><h1>{escape(title)}</h1><p>{escape(text)}"
-    headers = {
-        "Cache-Control": "no-store",
-        "X-Frame-Options": "DENY",
-        "Content-Security-Policy": "frame-ancestors 'none'",
-    }
-    return HTMLResponse(body, headers=headers)

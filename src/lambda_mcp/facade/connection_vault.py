@@ -97,6 +97,10 @@ class ConnectionVault:
         }
         await self.store.put("connection", key, row, now + keep if refresh else expires)
 
+    async def connected(self, principal: str, connection: Connection) -> bool:
+        """Whether the user has tokens kept for `connection` (no unsealing, no refresh)."""
+        return await self.store.get("connection", self.key(principal, connection.name), self.clock()) is not None
+
     async def forget(self, principal: str, name: str) -> None:
         await self.store.delete("connection", self.key(principal, name))
 

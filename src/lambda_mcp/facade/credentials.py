@@ -11,6 +11,9 @@
   the upstream refresh token the sign-in's row keeps sealed, one refresh at a time per sign-in (a lock row;
   the others wait for its result); the new access token is kept sealed in the row until `EARLY_SECONDS`
   before it expires.
+- **`exchange_token(audience, scopes)`**: that upstream token exchanged at the upstream for one meant for
+  another API (RFC 8693; Entra ID's on-behalf-of), kept sealed per (user, audience, scopes) until it nears
+  expiry; an upstream that offers neither is a `CredentialsUnavailable` saying so.
 
 Tokens never reach the client, a log line, or an error: failures say what failed, not with what.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import revisions
@@ -27,6 +30,7 @@ from ..server.connections import Connection
 from ..server.credentials import ConnectionDeclined, CredentialsUnavailable
 from .connection_flow import ConnectionFlow, person
 from .connection_vault import EARLY_SECONDS, ConnectionVault, ProviderError
+from .hashing import digest
 from .sealing import derived_key, seal, unseal
 from .upstream import UpstreamError
 
@@ -39,6 +43,7 @@ MAX_ASKS = 5
 LOCK_SECONDS = 30
 WAIT_SECONDS = 5.0
 _ACCESS = "upstream access token"
+_EXCHANGED = "exchanged token"
 
 
 class FacadeCredentials:
@@ -72,12 +77,16 @@ class FacadeCredentials:
         if token is not None:
             return token
         message = f"Connect your {name} account so this tool can act for you"
-        if revisions.has_elicitation_ids(ctx.protocol_version) and ctx.task_id is None:
-            url = self.flow.start_url(principal, name)
-            raise ctx.url_elicitation_required(message, url, elicitation_id=ctx.elicitation_id(f"connect:{name}"))
+        legacy = revisions.has_elicitation_ids(ctx.protocol_version)
+        if legacy and ctx.task_id is None:
+            required = ctx.elicitation_id(f"connect:{name}")
+            url = self.flow.start_url(principal, name, required)
+            raise ctx.url_elicitation_required(message, url, elicitation_id=required)
         for ask in range(1, MAX_ASKS + 1):
-            url = self.flow.start_url(principal, name)
-            answer = await ctx.elicit_url(message, url, key=f"connect:{name}:{ask}")
+            key = f"connect:{name}:{ask}"
+            elicitation = ctx.elicitation_id(key) if legacy else None
+            url = self.flow.start_url(principal, name, elicitation)
+            answer = await ctx.elicit_url(message, url, key=key, elicitation_id=elicitation)
             if answer.get("action") != "accept":
                 raise ConnectionDeclined(name)
             token = await self._stored(principal, connection)
@@ -97,6 +106,36 @@ class FacadeCredentials:
     async def disconnect(self, ctx: Context, name: str) -> None:
         self._connection(name)
         await self.vault.forget(self._person(ctx), name)
+
+    # -- token exchange --------------------------------------------------------------------------------
+    async def exchange_token(self, ctx: Context, audience: str, scopes: Sequence[str]) -> str:
+        principal = self._person(ctx)
+        wanted = sorted(dict.fromkeys(scopes))
+        key, now = digest("exchanged", principal, audience, *wanted), self.f.clock()
+        keys = [derived_key(key_version, _EXCHANGED) for key_version in self.f.state_keys.keys()]  # noqa: SIM118
+        found = await self.f.store.get("exchanged", key, now)
+        if found is not None and float(found[0].get("expires", 0)) - EARLY_SECONDS > now:
+            held = unseal(keys, found[0].get("sealed"), key)
+            if held is not None:
+                return held
+        subject = await self.upstream_token(ctx)
+        try:
+            tokens = await asyncio.to_thread(self.f.upstream.exchange_token, subject, audience, wanted)
+        except UpstreamError as exc:
+            logger.warning("auth: a token exchange for %s failed: %s", audience, exc)
+            if exc.code == "unsupported_grant_type":
+                raise CredentialsUnavailable(
+                    "the identity provider does not support token exchange (RFC 8693, or Entra ID on-behalf-of)"
+                ) from None
+            raise CredentialsUnavailable(f"the identity provider refused a token for {audience}") from None
+        access = tokens.get("access_token")
+        if not isinstance(access, str) or not keys:
+            raise CredentialsUnavailable("the identity provider answered no access token")
+        lifetime = tokens.get("expires_in")
+        expires = now + (float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else 300)
+        row = {"sealed": seal(keys[0], access, key), "expires": expires}
+        await self.f.store.put("exchanged", key, row, expires)
+        return access
 
     # -- the upstream's token --------------------------------------------------------------------------
     async def upstream_token(self, ctx: Context) -> str:

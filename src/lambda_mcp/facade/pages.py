@@ -98,6 +98,11 @@ def consent_page(
     return _page(f"Allow {client_name or 'this application'}?", body)
 
 
+def message_page(title: str, text: str, extra_html: str = "") -> HTMLResponse:
+    """A page that says one thing (`text`, escaped), with `extra_html` the caller built (escaped already)."""
+    return _page(title, f"<h1>{escape(title)}</h1><p>{escape(text)}</p>{extra_html}")
+
+
 def error_page(title: str, detail: str, status: int = 400, retry_after: int | None = None) -> HTMLResponse:
     body = (
         f"<h1>{escape(title)}</h1><p>{escape(detail)}</p><p>Close this window and try again from the application.</p>"

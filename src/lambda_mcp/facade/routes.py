@@ -9,6 +9,7 @@
 | `POST /oauth/revoke` | RFC 7009 revocation: the token's sign-in ends (`grants`) |
 | `GET /oauth/jwks` | the public key of the facade's tokens |
 | `GET /oauth/connections/<name>/start`, `.../callback` | a user connects another service (`connection_flow`) |
+| `GET /oauth/connections`, `POST .../<name>/disconnect` | a user sees and removes connections (`connection_pages`) |
 
 Paths are relative to the facade's base: the MCP URL without `/mcp` (a REST API's stage included).
 `/mcp` validates the facade's own tokens with the kit's token validator (`auth.tokens`), its keys
@@ -35,6 +36,7 @@ from ..storage.facade import FacadeStore
 from .authorize import AuthorizeFlow
 from .clients import MAX_METADATA_BYTES, Clients, parse_metadata
 from .connection_flow import ConnectionFlow
+from .connection_pages import ConnectionPages
 from .connection_vault import ConnectionVault, ProviderError
 from .credentials import FacadeCredentials
 from .dpop import Nonces, Proofs
@@ -114,6 +116,7 @@ class Facade:
         vault = ConnectionVault(store, token_sealing(settings.auth_token_key_id, state_keys), clock)
         self.connection_flow = ConnectionFlow(self, connections or {}, vault, state_keys)
         self.flow.connection_sign_in = self.connection_flow.signed_in
+        self.connection_pages = ConnectionPages(self, connections or {}, vault)
         self.credentials = FacadeCredentials(self, connections or {}, vault, self.connection_flow)
         """What `ctx.connection` and `ctx.upstream_token` use (the kit hands it to the handler runner)."""
 
@@ -150,6 +153,8 @@ class Facade:
             Route("/oauth/token", self.token, methods=["POST"]),
             Route("/oauth/revoke", self.revoke, methods=["POST"]),
             Route("/oauth/jwks", self.jwks, methods=["GET"]),
+            Route("/oauth/connections", self.connections_page, methods=["GET"]),
+            Route("/oauth/connections/{name}/disconnect", self.connection_disconnect, methods=["POST"]),
             Route("/oauth/connections/{name}/start", self.connection_start, methods=["GET"]),
             Route("/oauth/connections/{name}/callback", self.connection_callback, methods=["GET"]),
         ]
@@ -246,6 +251,18 @@ class Facade:
         try:
             return await self.flow.callback(request)
         except (StorageError, SigningError, OAuthError) as exc:
+            return _unavailable_page(exc)
+
+    async def connections_page(self, request: Request) -> Response:
+        try:
+            return await self.connection_pages.list(request)
+        except (StorageError, SigningError) as exc:
+            return _unavailable_page(exc)
+
+    async def connection_disconnect(self, request: Request) -> Response:
+        try:
+            return await self.connection_pages.disconnect(request)
+        except (StorageError, SigningError) as exc:
             return _unavailable_page(exc)
 
     async def connection_start(self, request: Request) -> Response:

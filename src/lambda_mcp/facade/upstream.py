@@ -17,7 +17,7 @@ import json
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from ..auth.fetch import FetchError
 from ..auth.issuer import Issuer, IssuerUnavailable
@@ -86,6 +86,9 @@ def _oauth_error(body: str) -> str | None:
         return None
     code = found.get("error") if isinstance(found, dict) else None
     return code if isinstance(code, str) else None
+
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
 
 class Upstream:
@@ -164,6 +167,35 @@ class Upstream:
         """The upstream's token response for its refresh token: `UpstreamError` with `code` `invalid_grant`
         when the upstream will no longer sign the user in (disabled, signed out, consent withdrawn)."""
         return self._token({"grant_type": "refresh_token", "refresh_token": refresh_token})
+
+    def exchange_token(self, subject_token: str, audience: str, scopes: list[str]) -> dict[str, Any]:
+        """A token for `audience` in exchange for the user's upstream access token: RFC 8693 token exchange
+        where the upstream lists it, Entra ID's on-behalf-of flow (the jwt-bearer form) on Entra;
+        `UpstreamError` (code `unsupported_grant_type`) when the upstream offers neither."""
+        grants = self.metadata().get("grant_types_supported")
+        host = urlsplit(self.issuer.url).hostname or ""
+        if host == "login.microsoftonline.com" or host.endswith(".ciamlogin.com"):
+            form = {
+                "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                "assertion": subject_token,
+                "requested_token_use": "on_behalf_of",
+                "scope": " ".join(scopes) or f"{audience.rstrip('/')}/.default",
+            }
+            return self._token(form)
+        if isinstance(grants, list) and TOKEN_EXCHANGE not in grants:
+            raise UpstreamError(
+                "the identity provider does not offer token exchange (RFC 8693)", "unsupported_grant_type"
+            )
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": subject_token,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "audience": audience,
+        }
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        return self._token(form)
 
     def _token(self, form: dict[str, str]) -> dict[str, Any]:
         """A token request (client authentication: `client_secret_basic`, or `client_secret_post` when the

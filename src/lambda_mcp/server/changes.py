@@ -22,8 +22,9 @@ _durable: ContextVar[ChangeLog | None] = ContextVar("lambda_mcp_change_log", def
 
 
 class Published(NamedTuple):
-    """One change: `kind` is `tools`, `prompts`, `resources` (a list changed) or `resource` (`uri` was
-    updated); `principal` limits who hears of it (None: every listener)."""
+    """One change: `kind` is `tools`, `prompts`, `resources` (a list changed), `resource` (`uri` was
+    updated) or `elicitation` (the URL elicitation whose id is `uri` finished: 2025-11-25 sessions hear of
+    it); `principal` limits who hears of it (None: every listener)."""
 
     kind: str
     uri: str | None

@@ -275,6 +275,12 @@ class Context:
         time per sign-in). `CredentialsUnavailable` outside proxy mode."""
         return await self._credentials().upstream_token(self)
 
+    async def exchange_token(self, audience: str, scopes: Sequence[str] = ()) -> str:
+        """A token for another API (`audience`, with `scopes`) that trusts the caller's identity provider,
+        in exchange for the caller's upstream token (RFC 8693 token exchange; Entra ID's on-behalf-of),
+        kept until it nears expiry. `CredentialsUnavailable` where the provider supports neither."""
+        return await self._credentials().exchange_token(self, audience, scopes)
+
     def _credentials(self) -> Credentials:
         if self._hooks.credentials is None:
             raise CredentialsUnavailable(NO_CREDENTIALS)

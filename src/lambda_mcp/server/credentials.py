@@ -8,7 +8,7 @@ Anywhere else a call is a `CredentialsUnavailable` error naming what is missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .errors import ToolError
@@ -42,6 +42,9 @@ class Credentials(Protocol):
     async def upstream_token(self, ctx: Context) -> str:
         """A fresh access token from the identity provider the caller signed in with."""
 
+    async def exchange_token(self, ctx: Context, audience: str, scopes: Sequence[str]) -> str:
+        """A token for another API (`audience`) in exchange for the caller's upstream token (RFC 8693)."""
+
 
 class SeededCredentials:
     """The test client's: fixed tokens per connection (and for the upstream), for whoever calls."""
@@ -65,6 +68,14 @@ class SeededCredentials:
         if self.upstream is None:
             raise CredentialsUnavailable("no upstream token: seed one with Client(app, upstream_token='...')")
         return self.upstream
+
+    async def exchange_token(self, ctx: Context, audience: str, scopes: Sequence[str]) -> str:
+        token = self.tokens.get(audience)
+        if token is None:
+            raise CredentialsUnavailable(
+                f"no exchanged token for {audience!r}: seed one with Client(app, connections={{{audience!r}: '...'}})"
+            )
+        return token
 
 
 NO_CREDENTIALS = (

@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import json
 import logging
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio.to_thread
@@ -143,3 +144,15 @@ class DurableExecutor:
                 return "NOT_FOUND"
             raise
         return str(found.get("Status") or "") or None
+
+
+ALIAS = "live"
+"""The durable worker's alias (template.yaml: `AutoPublishAlias: live`); executions start on it."""
+
+
+def name_own_alias(environ: MutableMapping[str, str]) -> None:
+    """In the durable worker: `LAMBDA_MCP_TASK_DURABLE_FUNCTION` defaults to the function's own alias,
+    `<its name>:live` (a function cannot name its own alias in its environment: a circular reference)."""
+    name = environ.get("AWS_LAMBDA_FUNCTION_NAME")
+    if name and not environ.get("LAMBDA_MCP_TASK_DURABLE_FUNCTION"):
+        environ["LAMBDA_MCP_TASK_DURABLE_FUNCTION"] = f"{name}:{ALIAS}"

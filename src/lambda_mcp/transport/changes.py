@@ -24,9 +24,17 @@ LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "res
 """List kind -> the `subscriptions/listen` filter flag that asks for its `list_changed` notifications."""
 
 
-def every_list(subscriptions: set[str] | list[str]) -> dict[str, Any]:
-    """The filter of a legacy session: every list change, and the resources it subscribed to."""
-    return {**{flag: True for flag in LIST_FLAGS.values()}, "resourceSubscriptions": subscriptions}
+def every_list(subscriptions: set[str] | list[str], session_id: str | None = None) -> dict[str, Any]:
+    """The filter of a legacy session: every list change, the resources it subscribed to, and the URL
+    elicitations its requests started (their ids begin with the session's: `Context.elicitation_id`)."""
+    wanted: dict[str, Any] = {**{flag: True for flag in LIST_FLAGS.values()}, "resourceSubscriptions": subscriptions}
+    if session_id:
+        wanted[ELICITATIONS_OF] = session_id + ":"
+    return wanted
+
+
+ELICITATIONS_OF = "elicitationsOf"
+"""A legacy session's filter key: the prefix of the elicitation ids whose completion it is told of."""
 
 
 def readable(app: MCPApp, uris: Iterable[str], scopes: frozenset[str] | None) -> list[str]:
@@ -52,6 +60,9 @@ def notification_for(
         return jsonrpc.notification(f"notifications/{kind}/list_changed", params or None)
     if kind == "resource" and uri in wanted.get("resourceSubscriptions", ()):
         return jsonrpc.notification("notifications/resources/updated", {"uri": uri, **params})
+    prefix = wanted.get(ELICITATIONS_OF)
+    if kind == "elicitation" and uri and isinstance(prefix, str) and uri.startswith(prefix):
+        return jsonrpc.notification("notifications/elicitation/complete", {"elicitationId": uri})
     return None
 
 

@@ -231,7 +231,7 @@ class StreamingTransport:
                 if current is None:
                     return
                 subscriptions = current.subscriptions
-            wanted = changes.every_list(changes.readable(self.app, subscriptions, scopes))
+            wanted = changes.every_list(changes.readable(self.app, subscriptions, scopes), session.session_id)
             notification = changes.notification_for(change, wanted, session.principal)
             if notification is not None:
                 yield sse.event(notification)

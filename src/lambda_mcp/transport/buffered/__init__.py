@@ -107,7 +107,8 @@ class BufferedTransport:
         if any(change.kind == "resource" for change in found):
             current = await self.sessions.get(resume.session.session_id, time.time())
             subscriptions = current.subscriptions if current is not None else set()
-        wanted = changes.every_list(changes.readable(self.dispatcher.app, subscriptions, resume.context.scopes))
+        readable = changes.readable(self.dispatcher.app, subscriptions, resume.context.scopes)
+        wanted = changes.every_list(readable, resume.session.session_id)
         for change in found:
             cursor = change.cursor
             notification = changes.notification_for(change, wanted, resume.session.principal)
