@@ -1,12 +1,17 @@
-"""`lambda-mcp connections revoke PRINCIPAL --connection NAME --table T`: an operator ends a user's connection
-to another service (`app.connection`): the tokens the facade keeps for them there are deleted from the
-deployment's state table, so the user's next call that needs it asks them to connect again.
+"""`lambda-mcp connections revoke --subject S [--connection N] --table T`: an operator ends a user's
+connections to other services (`app.connection`): the tokens the facade keeps for them are deleted from the
+deployment's state table, so the user's next call that needs one asks them to connect again.
+
+`S` is the user as tools see them (`ctx.principal`, `<facade issuer>#<subject>`), or their subject with
+`--issuer` (the MCP URL without `/mcp`). Without `--connection`, every connection the app declares
+(`--app`, default `$LAMBDA_MCP_APP`) is revoked.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 
 
@@ -17,22 +22,35 @@ def main(argv: list[str]) -> int:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     revoke = commands.add_parser(
-        "revoke",
-        help="delete a user's tokens at one or more connections: their next call asks them to connect again",
+        "revoke", help="delete a user's tokens at other services: their next call asks them to connect again"
     )
-    revoke.add_argument("principal", help="the user as tools see them: ctx.principal (<facade issuer>#<subject>)")
     revoke.add_argument(
-        "--connection", action="append", required=True, metavar="NAME", help="a connection's name (repeatable)"
+        "--subject", required=True, help="ctx.principal (<facade issuer>#<subject>), or the subject with --issuer"
     )
+    revoke.add_argument("--issuer", help="the facade's issuer: the MCP URL without /mcp (with a bare subject)")
+    revoke.add_argument("--connection", action="append", metavar="NAME", help="a connection (repeatable; default: all)")
+    revoke.add_argument("--app", help="the app, to list its connections (default: $LAMBDA_MCP_APP)")
     revoke.add_argument("--table", required=True, help="the stack's state table (its StateTableName output)")
     revoke.add_argument("--aws-endpoint", metavar="URL", help="a local DynamoDB endpoint instead of AWS")
     args = parser.parse_args(argv)
+    principal = args.subject
+    if "://" not in principal or "#" not in principal:
+        if not args.issuer:
+            print("--subject is a bare subject: give --issuer (the MCP URL without /mcp) too", file=sys.stderr)
+            return 2
+        principal = f"{args.issuer.rstrip('/')}#{args.subject}"
+    names = args.connection
+    if not names:
+        target = args.app or os.environ.get("LAMBDA_MCP_APP")
+        if not target:
+            print("name the connections (--connection) or the app that declares them (--app)", file=sys.stderr)
+            return 2
+        from .loader import load_app
+
+        names = sorted(load_app(target).connections)
     from .facade.connection_vault import ConnectionVault
     from .storage.dynamodb.facade import DynamoDBFacadeStore
 
-    if "#" not in args.principal or "://" not in args.principal:
-        print("PRINCIPAL must be ctx.principal: <facade issuer>#<subject>", file=sys.stderr)
-        return 2
     if args.aws_endpoint:
         from .local.aws import configure
 
@@ -40,10 +58,9 @@ def main(argv: list[str]) -> int:
     store = DynamoDBFacadeStore(args.table)
 
     async def revoke_all() -> None:
-        for name in args.connection:
-            await store.delete("connection", ConnectionVault.key(args.principal, name))
+        for name in names:
+            await store.delete("connection", ConnectionVault.key(principal, name))
 
     asyncio.run(revoke_all())
-    names = ", ".join(args.connection)
-    print(f"revoked {names} for {args.principal}: their next call asks them to connect again", file=sys.stderr)
+    print(f"revoked {', '.join(names) or 'nothing'} for {principal}: the next call asks again", file=sys.stderr)
     return 0

@@ -3,6 +3,8 @@ tests/support/oauth_provider.py, at `LAMBDA_MCP_TEST_PROVIDER`), and the upstrea
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 
 import httpx
@@ -59,6 +61,21 @@ async def forget_demo(ctx: Context) -> str:
 async def upstream_length(ctx: Context) -> int:
     """The length of a fresh upstream access token (never the token itself)."""
     return len(await ctx.upstream_token())
+
+
+@app.tool()
+async def upstream_whoami(ctx: Context) -> str:
+    """Who the upstream's userinfo endpoint says a fresh upstream access token belongs to, as JSON `{"sub",
+    "token"}`: `token` is the first 12 hex digits of the token's SHA-256 (never the token itself), so a caller
+    can tell a kept token from a refreshed one. The upstream is the facade's (`LAMBDA_MCP_AUTH_UPSTREAM_ISSUER`)."""
+    token = await ctx.upstream_token()
+    issuer = os.environ["LAMBDA_MCP_AUTH_UPSTREAM_ISSUER"].rstrip("/")
+    async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+        discovery = await http.get(issuer + "/.well-known/openid-configuration")
+        discovery.raise_for_status()
+        answer = await http.get(discovery.json()["userinfo_endpoint"], headers={"Authorization": f"Bearer {token}"})
+    answer.raise_for_status()
+    return json.dumps({"sub": answer.json()["sub"], "token": hashlib.sha256(token.encode()).hexdigest()[:12]})
 
 
 @app.tool()

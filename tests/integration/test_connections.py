@@ -304,7 +304,6 @@ async def test_an_operator_revokes_a_users_connection_with_the_cli(rig: Rig, tmp
     alice = await rig.user("alice")
     key, url, asked = elicitation_url(await alice.call("my_data"))
     await alice.connect(url, rig.provider)
-    principal = f"{BASE}#alice"
     store = rig.kit.facade.store
 
     class Table:
@@ -319,9 +318,10 @@ async def test_an_operator_revokes_a_users_connection_with_the_cli(rig: Rig, tmp
     original = dynamodb_facade.DynamoDBFacadeStore
     dynamodb_facade.DynamoDBFacadeStore = Table  # type: ignore[misc,assignment]
     try:
-        revoke = ["revoke", principal, "--connection", "demo", "--table", "state-table"]
+        bare = ["revoke", "--subject", "alice", "--table", "state-table"]
+        assert connections_cli.main(bare) == 2  # a bare subject needs --issuer
+        revoke = [*bare, "--issuer", BASE, "--app", "tests/apps/connected.py"]  # every connection the app declares
         assert await asyncio.to_thread(connections_cli.main, revoke) == 0  # it runs its own event loop
-        assert connections_cli.main(["revoke", "alice", "--connection", "demo", "--table", "state-table"]) == 2
     finally:
         dynamodb_facade.DynamoDBFacadeStore = original  # type: ignore[misc]
     elicitation_url(await alice.call("my_data"))  # asks again

@@ -21,7 +21,9 @@ and `tasks/result` work (the task's elicitation arrives on the `tasks/result` st
 callback), but the SDK checks every `tools/call` answer as a `CallToolResult`, so the one request that
 creates the task is raw JSON-RPC on the SDK's session, with its token.
 
-One dev server per front door (`--api http`, `--api rest`), one at a time, and one upstream serve the module.
+One dev server per front door (`--api http`, `--api rest`), one at a time, and one upstream serve the module;
+`ctx.upstream_token()`'s refresh has its own pair, started once: an upstream whose access tokens live
+`BRIEF_ACCESS` seconds and a dev server (`--api http`) in front of it.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from pydantic import AnyUrl, TypeAdapter
 from tests.support.facade_clients import HeadlessUser, MemoryTokens, loopback_redirect_uri
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.processes import ServerProcess, free_port, lambda_mcp_dev
-from tests.support.upstream import Upstream, sign_in, upstream_for_ports
+from tests.support.upstream import Upstream, sign_in, start_upstream, upstream_for_ports
 
 pytestmark = pytest.mark.anyio
 APP = "tests/apps/connected.py"
@@ -65,6 +67,9 @@ LIVES = 2
 """How long a fresh provider access token is good for, as the facade's vault sees it: it refreshes a token
 half its lifetime before its expiry when that is less than `EARLY_SECONDS`, so the provider issues tokens of
 `2 * LIVES` seconds."""
+BRIEF_ACCESS = 4
+"""How long the brief upstream's access tokens live: `upstream_token()` keeps one until half its life (less
+than `EARLY_SECONDS`) before it expires, so `BRIEF_ACCESS / 2` seconds after the refresh."""
 
 
 # -- the processes: the stand-in provider, the upstream, one dev server ------------------------------------------
@@ -112,6 +117,33 @@ def server(
     )
     yield process
     process.stop()
+
+
+@pytest.fixture(scope="module")
+def brief_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """`--api http` in front of an upstream whose access tokens live `BRIEF_ACCESS` seconds."""
+    tmp, port = tmp_path_factory.mktemp("brief-upstream"), free_port()
+    brief = start_upstream(
+        tmp / "oidc.log",
+        [f"http://127.0.0.1:{port}/oauth/callback"],
+        env={"UPSTREAM_ACCESS_TTL": str(BRIEF_ACCESS)},
+    )
+    env = {
+        "LAMBDA_MCP_AUTH": "proxy",
+        "LAMBDA_MCP_AUTH_AUDIENCE": f"http://127.0.0.1:{port}/mcp",
+        "LAMBDA_MCP_AUTH_SCOPES": "mcp:tools",
+        **brief.facade_env(),
+    }
+    try:
+        process = lambda_mcp_dev(
+            APP, through_lambda=True, env=env, port=port, log=tmp / "server.log", extra_args=["--api", "http"]
+        )
+    except BaseException:
+        brief.stop()
+        raise
+    yield process
+    process.stop()
+    brief.stop()
 
 
 # -- a person: their browser, and the SDK client they sign in with -----------------------------------------------
@@ -529,12 +561,51 @@ async def test_the_upstream_token_is_refreshed_at_the_real_upstream(
 ) -> None:
     """`ctx.upstream_token()`: a fresh access token, which the facade gets from oidc-provider with the upstream
     refresh token it kept sealed since the sign-in (without one, or refused, the call is an error result).
-    The tool shows only its length, so whether the upstream accepts that token is not checked here."""
+    The tool shows only its length; whether the upstream accepts that token, and its refresh once it is
+    due, are `test_the_upstream_accepts_the_upstream_token_and_a_refreshed_one`'s."""
     frank = people("frank", era)
     async with signed_in(server, frank, era) as user:
         first = await user.call("upstream_length")
         assert not first.is_error and int(first.text) > 20, first
         assert (await user.call("upstream_length")) == first
+
+
+async def test_the_upstream_accepts_the_upstream_token_and_a_refreshed_one(
+    brief_server: ServerProcess, provider: OAuthProvider
+) -> None:
+    """`upstream_whoami` sends `ctx.upstream_token()` to the upstream's userinfo endpoint and answers the `sub`
+    it names with a hash of the token. Access tokens live `BRIEF_ACCESS` seconds: a second call right away gets
+    the same token (kept, not refreshed); one past half its life gets a new one, which the upstream accepts as
+    the same user's. One user per era, side by side, so the wait is shared."""
+    people = [Person(f"grace-{era[:4]}", provider) for era in ERAS]
+    try:
+        async with (
+            signed_in(brief_server, people[0], ERAS[0]) as modern,
+            signed_in(brief_server, people[1], ERAS[1]) as legacy,
+        ):
+            users = [modern, legacy]
+
+            async def whoami(user: User) -> dict[str, str]:
+                answer = await user.call("upstream_whoami")
+                assert not answer.is_error and not answer.asked, answer
+                said: dict[str, str] = json.loads(answer.text)
+                assert said["sub"] == user.person.name, said  # the upstream took the token as this user's
+                assert re.fullmatch(r"[0-9a-f]{12}", said["token"]), said
+                return said
+
+            began = time.monotonic()  # no first token was refreshed at the upstream before this
+            first = [await whoami(user) for user in users]
+            fetched = time.monotonic()  # and every one was by this
+            again = [await whoami(user) for user in users]
+            assert time.monotonic() - began < BRIEF_ACCESS / 2 - 0.2, "too slow to see a kept token"
+            assert again == first  # kept: not refreshed while more than half its life is ahead
+
+            await anyio.sleep(max(0.0, fetched + BRIEF_ACCESS / 2 + 0.3 - time.monotonic()))
+            later = [await whoami(user) for user in users]
+            assert len({said["token"] for said in first + later}) == 4  # refreshed, each sign-in its own
+    finally:
+        for person in people:
+            person.browser.close()
 
 
 async def test_no_provider_token_in_any_answer_or_the_dev_servers_log(

@@ -61,29 +61,31 @@ class Upstream:
         self.process.stop()
 
 
-def oidc_server(script: str, port: int, args: list[str], log: Path) -> ServerProcess:
+def oidc_server(script: str, port: int, args: list[str], log: Path, env: dict[str, str] | None = None) -> ServerProcess:
     """`tests/support/oidc/<script>` (an oidc-provider server) on `port` with Node 22 from the conformance
-    harness; run from .cache/oidc, where ESM resolves `oidc-provider` (the scripts are copied there)."""
+    harness, with `env` added to the environment; run from .cache/oidc, where ESM resolves `oidc-provider`
+    (the scripts are copied there)."""
     if not NODE.exists() or not (OIDC / "node_modules/oidc-provider").exists():
         pytest.fail("oidc-provider is not installed: run ./scripts/test (it installs it into .cache/oidc)")
     for name in (script, "serving.mjs"):
         shutil.copy(SCRIPTS / name, OIDC / name)
-    return ServerProcess([str(NODE), script, str(port), *args], port, log=log, cwd=OIDC)
+    return ServerProcess([str(NODE), script, str(port), *args], port, env=env, log=log, cwd=OIDC)
 
 
-def start_upstream(log: Path, redirect_uris: list[str]) -> Upstream:
+def start_upstream(log: Path, redirect_uris: list[str], env: dict[str, str] | None = None) -> Upstream:
     """oidc-provider on a free loopback port with one confidential client whose redirect URIs are
-    `redirect_uris` (the facades' `/oauth/callback`)."""
+    `redirect_uris` (the facades' `/oauth/callback`); `env` sets upstream.mjs's options (such as
+    `UPSTREAM_ACCESS_TTL`)."""
     port, client_id, secret = free_port(), "lambda-mcp-facade", secrets.token_urlsafe(24)
-    process = oidc_server("upstream.mjs", port, [client_id, secret, *redirect_uris], log)
+    process = oidc_server("upstream.mjs", port, [client_id, secret, *redirect_uris], log, env)
     return Upstream(process, f"http://127.0.0.1:{port}", client_id, secret)
 
 
-def upstream_for_ports(ports: dict[str, int], log: Path) -> Iterator[Upstream]:
+def upstream_for_ports(ports: dict[str, int], log: Path, env: dict[str, str] | None = None) -> Iterator[Upstream]:
     """A module fixture's upstream: callbacks for a dev server on each of `ports`, at the root and under a
-    REST API's `/v1` stage; stopped when the module is done."""
+    REST API's `/v1` stage (`env` as for `start_upstream`); stopped when the module is done."""
     callbacks = [f"http://127.0.0.1:{port}{prefix}/oauth/callback" for port in ports.values() for prefix in ("", "/v1")]
-    started = start_upstream(log, callbacks)
+    started = start_upstream(log, callbacks, env)
     yield started
     started.stop()
 

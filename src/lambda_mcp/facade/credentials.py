@@ -10,7 +10,7 @@
 - **`upstream_token()`**: a fresh access token from the upstream the caller signed in with, refreshed with
   the upstream refresh token the sign-in's row keeps sealed, one refresh at a time per sign-in (a lock row;
   the others wait for its result); the new access token is kept sealed in the row until `EARLY_SECONDS`
-  before it expires.
+  (or half its life, when that is shorter) before it expires.
 - **`exchange_token(audience, scopes)`**: that upstream token exchanged at the upstream for one meant for
   another API (RFC 8693; Entra ID's on-behalf-of), kept sealed per (user, audience, scopes) until it nears
   expiry; an upstream that offers neither is a `CredentialsUnavailable` saying so.
@@ -160,7 +160,7 @@ class FacadeCredentials:
 
     def _cached(self, row: dict[str, Any], family: str) -> str | None:
         held = row.get("upstream_access")
-        if not isinstance(held, dict) or float(held.get("expires", 0)) - EARLY_SECONDS <= self.f.clock():
+        if not isinstance(held, dict) or float(held.get("refresh_at", 0)) <= self.f.clock():
             return None
         keys = [derived_key(key, _ACCESS) for key in self.f.state_keys.keys()]  # noqa: SIM118 (not a dict)
         return unseal(keys, held.get("sealed"), family)
@@ -178,13 +178,17 @@ class FacadeCredentials:
         access, now = tokens.get("access_token"), self.f.clock()
         if not isinstance(access, str):
             raise CredentialsUnavailable("the identity provider answered no access token")
-        lifetime = tokens.get("expires_in")
-        expires = now + (float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else 300)
+        given = tokens.get("expires_in")
+        lifetime = float(given) if isinstance(given, int | float) and given > 0 else 300.0
+        refresh_at = now + lifetime - min(EARLY_SECONDS, lifetime / 2)
         rotated = tokens.get("refresh_token")
         updated = {
             **row,
             "upstream": self.f.families.seal_upstream(family, rotated) if isinstance(rotated, str) else row["upstream"],
-            "upstream_access": {"sealed": seal(derived_key(keys[0], _ACCESS), access, family), "expires": expires},
+            "upstream_access": {
+                "sealed": seal(derived_key(keys[0], _ACCESS), access, family),
+                "refresh_at": refresh_at,
+            },
         }
         expires_at = min(float(row["created"]) + 30 * 86_400, now + self.f.settings.auth_idle_seconds)
         if not await self.f.store.swap("family", family, version, updated, expires_at, version, now):

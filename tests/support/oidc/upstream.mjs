@@ -5,6 +5,8 @@
 // Usage (from the folder its node_modules is in: ./scripts/test installs it into .cache/oidc):
 //   node upstream.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI [REDIRECT_URI...]
 // UPSTREAM_AUTH_METHOD picks the client's token endpoint authentication (client_secret_basic unless set).
+// UPSTREAM_ACCESS_TTL sets how many seconds its access tokens live (oidc-provider's `ttl.AccessToken`; an
+// hour unless set), for tests that outlive one.
 //
 // What it offers: authorization code with PKCE (S256, required), OpenID Connect ID tokens (RS256, the
 // subject is the login name), refresh tokens, and a login page (devInteractions: any login and password
@@ -21,6 +23,11 @@ if (!portArg || !clientId || !clientSecret || redirectUris.length === 0) {
   process.exit(2);
 }
 const port = Number(portArg);
+const accessTtl = process.env.UPSTREAM_ACCESS_TTL ? Number(process.env.UPSTREAM_ACCESS_TTL) : undefined;
+if (accessTtl !== undefined && !(Number.isSafeInteger(accessTtl) && accessTtl > 0)) {
+  console.error('UPSTREAM_ACCESS_TTL must be a whole number of seconds above 0');
+  process.exit(2);
+}
 const issuer = `http://127.0.0.1:${port}`;
 
 const disabled = new Set();
@@ -53,6 +60,8 @@ const provider = new Provider(issuer, {
           claims: async () => ({ sub, email: `${sub}@example.test`, email_verified: true, name: sub }),
         },
   responseTypes: ['code'],
+  // Merged into oidc-provider's defaults: the other artifacts keep theirs, and so does AccessToken when unset.
+  ttl: { AccessToken: accessTtl },
   pkce: { required: () => true },
   features: {
     devInteractions: { enabled: true },
