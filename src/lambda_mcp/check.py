@@ -12,7 +12,8 @@ that is no https:// URL. Warned, without refusing: a setting of the authorizatio
 trusted issuers, DPoP, the connections' client secrets) with an `AuthMode` that runs no facade, and trusted
 issuers without operator clients (whose jwt-bearer grant is the only use of an ID-JAG). It checks a new
 stack: on an existing one, `sam deploy` keeps the previous value of a parameter it is not given, so keep
-every value in samconfig.toml (`sam deploy --guided` writes them there).
+every value in samconfig.toml (`sam deploy --guided` writes them there). `--agentcore APP` checks instead
+the app's tools against AgentCore Gateway's documented constraints (`agentcore/constraints.py`).
 """
 
 from __future__ import annotations
@@ -32,19 +33,6 @@ EXIT_REFUSED = 1
 EXIT_UNREADABLE = 2
 COMMANDS = ("deploy", "global")
 """The samconfig sections `sam deploy` reads its settings from, the first first."""
-FACADE_MODES = ("cognito", "proxy")
-"""The AuthModes whose function runs the authorization facade."""
-FACADE_ONLY = (
-    "AuthClientsParameter",
-    "AuthClientsSecretArn",
-    "AuthTrustedIssuers",
-    "AuthDpop",
-    "AuthDpopNonce",
-    "ConnectionSecretArns",
-    "ConnectionSecretParameterArns",
-)
-"""Parameters only the facade reads (the other modes ignore them)."""
-CLIENT_SOURCES = ("AuthClientsParameter", "AuthClientsSecretArn")
 _HTTPS_URL = re.compile(r"https://[^\s,/]+[^\s,]*")
 
 
@@ -79,7 +67,16 @@ def main(argv: list[str]) -> int:
         metavar="KEY=VALUE",
         help="the values to check instead of samconfig.toml's, as given to `sam deploy --parameter-overrides`",
     )
+    parser.add_argument("--agentcore", action="store_true", help="instead: check APP's tools against AgentCore Gateway")
+    parser.add_argument("--agentcore-target", metavar="NAME", help="with --agentcore: the gateway target's name")
+    parser.add_argument("app", nargs="?", metavar="APP", help="with --agentcore: path/to/file.py[:app] or module[:app]")
     args = parser.parse_args(argv)
+    if args.app and not args.agentcore:
+        parser.error("APP is checked with --agentcore only")
+    if args.agentcore:
+        from .agentcore.constraints import check_main
+
+        return check_main(args.app, args.agentcore_target)
     try:
         deployment = resolve(args.template_file, args.config_file, args.config_env, args.parameter_overrides)
         template = load_template(deployment.template)
@@ -89,6 +86,8 @@ def main(argv: list[str]) -> int:
     found = problems(template, deployment)
     for problem in found:
         print(f"lambda-mcp check: {problem}", file=sys.stderr)
+    from .check_warnings import warnings
+
     for warning in warnings(template, given(template, deployment.values)):
         print(f"lambda-mcp check: warning: {warning}", file=sys.stderr)
     if found:
@@ -229,29 +228,6 @@ def problems(template: dict[str, Any], deployment: Deployment) -> list[str]:
     if found:  # rules read every parameter: a missing or malformed one would only add noise
         return found
     return _broken_rules(template, values)
-
-
-def warnings(template: dict[str, Any], values: dict[str, str]) -> list[str]:
-    """What these values set that the stack will not use, one line each (nothing CloudFormation refuses)."""
-    parameters = _parameters(template)
-    mode = values.get("AuthMode", "")
-
-    def changed(name: str) -> bool:
-        return name in values and values[name] != _text(parameters[name].get("Default", ""))
-
-    if mode not in FACADE_MODES:
-        return [
-            f"{name}={values[name]} is ignored: AuthMode={mode or '(none)'} runs no authorization facade (it is"
-            f" read by AuthMode={' or '.join(FACADE_MODES)} only)"
-            for name in FACADE_ONLY
-            if changed(name)
-        ]
-    if changed("AuthTrustedIssuers") and not any(changed(name) for name in CLIENT_SOURCES):
-        return [
-            "AuthTrustedIssuers is set without AuthClientsParameter or AuthClientsSecretArn: an ID-JAG is accepted"
-            " only from an operator client with the jwt-bearer grant (lambda-mcp clients add ... --grant jwt-bearer)"
-        ]
-    return []
 
 
 def _not_https(name: str, value: str) -> str:

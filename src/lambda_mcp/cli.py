@@ -41,6 +41,7 @@ OWN_PARSERS = {
     "signout": ".signout",
     "clients": ".clients_cli",
     "connections": ".connections_cli",
+    "export": ".export_cli",
     "smoke": ".smoke",
     "call": ".remote.cli",
     "list": ".remote.cli",
@@ -124,6 +125,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("target", help="path/to/file.py[:app] or module[:app]; settings: LAMBDA_MCP_* as in Lambda")
     serve.add_argument("--host", help="address to listen on (default: $AWS_LWA_HOST or 127.0.0.1)")
     serve.add_argument("--port", help="port to listen on, 1-65535 (default: $AWS_LWA_PORT, $PORT or 8080)")
+    serve.add_argument(
+        "--agentcore",
+        action="store_true",
+        help="the Amazon Bedrock AgentCore Runtime contract: 0.0.0.0:8000/mcp, stateless, GET /ping",
+    )
     invoke.add_parser(commands, formatter)
     commands.add_parser(
         "signout", help="sign a user out of the authorization facade everywhere (lambda-mcp signout -h)"
@@ -132,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
         "clients", help="add, list or remove the facade's operator clients: agents, CI jobs (lambda-mcp clients -h)"
     )
     commands.add_parser("connections", help="revoke a user's connections to other services (lambda-mcp connections -h)")
+    commands.add_parser(
+        "export", help="write the app's tools for AgentCore Gateway: lambda-mcp export agentcore APP (-h)"
+    )
     commands.add_parser(
         "check", help="check the parameters sam deploy would send, before any upload (lambda-mcp check -h)"
     )
@@ -151,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="PATH",
         help="build the project with this lambda-mcp wheel (copied into builds/kit/), not the running kit",
+    )
+    new.add_argument(
+        "--target",
+        choices=("lambda", "agentcore"),
+        default="lambda",
+        help="agentcore: also an arm64 Dockerfile and AGENTCORE.md for Amazon Bedrock AgentCore Runtime",
     )
     return parser
 
@@ -175,6 +190,11 @@ def _run(argv: list[str]) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.agentcore:
+        from .agentcore_runtime import serve_runtime
+
+        serve_runtime(args.target, args.host, port_number(args.port))
+        return 0
     from .serving import serve
 
     serve(args.target, args.host, port_number(args.port))
@@ -184,7 +204,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _new(args: argparse.Namespace) -> int:
     from .scaffold import create_project, next_steps
 
-    created = create_project(args.name, args.directory, args.kit_wheel)
+    created = create_project(args.name, args.directory, args.kit_wheel, agentcore=args.target == "agentcore")
     print(next_steps(created))
     return 0
 

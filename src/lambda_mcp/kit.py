@@ -135,11 +135,13 @@ def build_kit(
     streaming: bool,
     local: bool = False,
     stores: Stores | None = None,
+    stateless: bool = False,
 ) -> Kit:
     """Wire a kit. State lives in `stores` when given (several kits sharing them act as instances of one
     deployment), else in DynamoDB when `settings.table_name` is set, else in memory. The app is not
     changed: two kits may serve one app. `local=True` (the dev server) allows loopback Host/Origin
-    and, when no `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key."""
+    and, when no `LAMBDA_MCP_STATE_KEY` is set, seals `requestState` with a random per-process key.
+    `stateless=True` (AgentCore Runtime) serves a legacy POST naming no session the kit knows without one."""
     warn_unenforced_scopes(app, settings)
     key: bytes | KeyRing | None = settings.state_key
     if key is None and settings.state_key_secret:
@@ -180,6 +182,7 @@ def build_kit(
         access,
         default_hosts=LOOPBACK_HOSTS if local else (),
         default_origins=LOOPBACK_ORIGINS if local else (),
+        stateless=stateless,
     )
     transport: Transport
     if streaming:

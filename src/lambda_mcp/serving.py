@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from .env_reader import ConfigError, _Reader
 
 if TYPE_CHECKING:
+    import socket
+
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 DEFAULT_PORT = 8080
@@ -146,7 +148,6 @@ def serve(
 ) -> None:
     """Serve `target` until SIGTERM or SIGINT: settings from `LAMBDA_MCP_*` (auth must be chosen, as in
     Lambda), state where they say (DynamoDB with `LAMBDA_MCP_TABLE_NAME`, else this process's memory)."""
-    import uvicorn
 
     from .config import Settings, require_auth_choice
     from .kit import build_kit
@@ -181,11 +182,15 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
+    run_uvicorn(app, sock)
+
+
+def run_uvicorn(app: Any, sock: socket.socket) -> None:
+    """Serve `app` on the bound `sock` until SIGINT or SIGTERM (`serve`, `serve --agentcore`)."""
+    import uvicorn
+
     config = uvicorn.Config(
-        app,
-        log_level="warning",
-        timeout_graceful_shutdown=1,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        app, log_level="warning", timeout_graceful_shutdown=1, h11_max_incomplete_event_size=MAX_HEADER_BYTES
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])  # stops on SIGINT and SIGTERM

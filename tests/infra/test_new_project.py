@@ -152,7 +152,7 @@ def test_new_refuses_an_existing_directory_and_a_bad_name(tmp_path: Path) -> Non
 
 
 def test_a_drifted_kit_template_is_a_clear_error() -> None:
-    with pytest.raises(ScaffoldError, match="expected 4"):
+    with pytest.raises(ScaffoldError, match="expected 5"):
         project_template((ROOT / "template.yaml").read_text().replace("CodeUri: examples/weather/", "CodeUri: x/", 1))
 
 

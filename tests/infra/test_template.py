@@ -124,6 +124,7 @@ def test_every_function_is_built_by_the_shared_makefile_and_the_layers_by_theirs
         "TaskWorkerFunction",
         "McpAuthorizerFunction",
         "DurableTaskWorkerFunction",  # TaskBackend=durable only
+        "AgentCoreToolsFunction",  # AgentCoreLambdaTarget=on only
     }
     extra_layers = {"McpHttpFunction": [WEB_ADAPTER_LAYER], "DurableTaskWorkerFunction": [{"Ref": "DurableLayer"}]}
     for name, resource in functions.items():  # no python3.13 needed on the build machine (docs/deploy.md)
@@ -187,6 +188,8 @@ def test_http_api_is_the_default_and_rest_and_a_function_url_are_options(cfn: di
         p for p in _of_type(cfn, "AWS::Lambda::Permission").values() if p["Properties"]["FunctionName"] == {"Ref": live}
     ]
     assert sorted(p["Condition"] for p in permissions) == [
+        "AgentCoreGatewayCalls",  # an AgentCore gateway's role on an IAM Function URL (AgentCoreGatewayRoleArn)
+        "AgentCoreGatewayCalls",
         "PublicFunctionUrl",
         "PublicFunctionUrl",
         "UseHttpApi",

@@ -41,7 +41,7 @@ from ..tasks.execution import SubmitFailed
 from ..tasks.runtime import TaskRuntime
 from .context import Channel, Handler, Reply, RequestContext
 from .pagination import page
-from .params import check_sizes, session_of, string_of, uri_of, visible, within
+from .params import check_sizes, kept, session_of, string_of, uri_of, visible, within
 from .runner import HandlerRunner
 from .task_methods import (
     TaskMethods,
@@ -251,7 +251,7 @@ class Dispatcher:
         if level not in LOG_LEVELS:
             raise invalid_params(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
         session = session_of(request)
-        await self.sessions.set_log_level(session.session_id, str(level))
+        await kept(self.sessions.set_log_level(session.session_id, str(level)), None)
         session.log_level = str(level)  # later members of the same 2025-03-26 batch see it
         return {}
 
@@ -262,13 +262,16 @@ class Dispatcher:
         if not await self.app.may_subscribe(uri, request.principal):
             raise invalid_params(f"Not allowed to subscribe to {uri}", {"uri": uri})
         try:
-            await self.sessions.subscribe(session_of(request).session_id, uri, True, limit=MAX_SUBSCRIPTIONS)
+            await kept(
+                self.sessions.subscribe(session_of(request).session_id, uri, True, limit=MAX_SUBSCRIPTIONS),
+                "subscriptions",
+            )
         except LimitExceeded:
             raise invalid_params(f"A session may hold at most {MAX_SUBSCRIPTIONS} subscriptions") from None
         return {}
 
     async def _unsubscribe(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        await self.sessions.subscribe(session_of(request).session_id, uri_of(params), False)
+        await kept(self.sessions.subscribe(session_of(request).session_id, uri_of(params), False), "subscriptions")
         return {}
 
     # -- lists ----------------------------------------------------------------------------

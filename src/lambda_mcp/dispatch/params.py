@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 from ..protocol.errors import invalid_params
@@ -10,6 +11,7 @@ from ..protocol.limits import MAX_CLIENT_DATA_BYTES, MAX_META_BYTES, MAX_URI_CHA
 from ..server.prompts import Prompt
 from ..server.resources import Resource
 from ..server.tools import Tool
+from ..storage.errors import NotFoundError
 from ..storage.records import SessionRecord
 from .context import RequestContext
 
@@ -23,6 +25,16 @@ def session_of(request: RequestContext) -> SessionRecord:
     if request.session is None:
         raise invalid_params("This method needs an initialized session")
     return request.session
+
+
+async def kept(write: Awaitable[None], what: str | None) -> None:
+    """A write to the request's session. A session the kit does not keep (it runs stateless behind AgentCore
+    Runtime, whose platform mints the ids) cannot hold `what`: a clear error; `what` None: nothing to keep."""
+    try:
+        await write
+    except NotFoundError:
+        if what is not None:
+            raise invalid_params(f"This server runs stateless: its sessions keep no {what}") from None
 
 
 def uri_of(params: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+from .agentcore import add_agentcore
 from .kit import Kit, KitError, choose_kit
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,63}$")
@@ -37,9 +38,9 @@ class Rewrite:
 
 
 TEMPLATE_REWRITES = (
-    Rewrite("      CodeUri: examples/weather/\n", "      CodeUri: app/\n", count=4),
+    Rewrite("      CodeUri: examples/weather/\n", "      CodeUri: app/\n", count=5),
     Rewrite("    Default: server.py:app\n", "    Default: app.py:app\n"),
-    Rewrite("src/lambda_mcp/scaffold/project/builds/", "builds/", count=6),
+    Rewrite("src/lambda_mcp/scaffold/project/builds/", "builds/", count=7),
     Rewrite("      ContentUri: src/\n", "      ContentUri: builds/kit/\n"),
     Rewrite("      ContextPath: layers/kit\n", ""),
     Rewrite(
@@ -51,9 +52,10 @@ TEMPLATE_REWRITES = (
 )
 
 
-def create_project(name: str, parent: Path, kit_wheel: Path | None = None) -> Path:
+def create_project(name: str, parent: Path, kit_wheel: Path | None = None, *, agentcore: bool = False) -> Path:
     """Create `parent/name` and return it; `ScaffoldError` when the name is invalid, the directory exists
-    or `kit_wheel` (the kit's wheel to build the project with, instead of the running kit) is not one."""
+    or `kit_wheel` (the kit's wheel to build the project with, instead of the running kit) is not one.
+    `agentcore`: also the AgentCore Runtime files (`agentcore.py`: an arm64 Dockerfile, deploy notes)."""
     if not NAME.match(name):
         raise ScaffoldError(
             f"{name!r} is not a usable project name: start with a letter, then letters, digits or hyphens"
@@ -86,6 +88,8 @@ def create_project(name: str, parent: Path, kit_wheel: Path | None = None) -> Pa
     if (target / "gitignore").exists():
         (target / "gitignore").rename(target / ".gitignore")
     kit.write(target / "builds" / "kit")
+    if agentcore:
+        add_agentcore(target, name, kit)
     return target
 
 
@@ -111,6 +115,8 @@ def next_steps(project: Path) -> str:
         ("lambda-mcp dev app/app.py", "serve it on http://127.0.0.1:8000/mcp (Ctrl-C stops it)"),
         ("sam build && sam deploy --guided", "with the AWS SAM CLI: AuthMode first, see README.md"),
     ]
+    if (project / "Dockerfile").exists():
+        steps.append(("docker buildx build --platform linux/arm64 .", "or the AgentCore Runtime image: AGENTCORE.md"))
     width = max(len(command) for command, _ in steps)
     lines = [f"  {command:<{width}}  # {note}" if note else f"  {command}" for command, note in steps]
     return "\n".join([f"created {project}; next:", *lines])

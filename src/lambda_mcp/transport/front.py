@@ -48,6 +48,7 @@ from .inbound import (
     cancelled_request,
     claims_of,
     session_context,
+    stateless_session,
 )
 from .replies import error_reply, unknown_event_id
 from .request import McpRequest
@@ -63,8 +64,10 @@ class Front:
         *,
         default_hosts: tuple[str, ...] = (),
         default_origins: tuple[str, ...] = (),
+        stateless: bool = False,
     ) -> None:
         self.app = app
+        self.stateless = stateless
         self.sessions = sessions
         self.settings = settings
         self.access = access
@@ -258,11 +261,14 @@ class Front:
 
     async def _session(self, request: Request, caller: Identity | None) -> SessionRecord | Response:
         """The caller's live session named by `MCP-Session-Id` (404 for an unknown, expired or foreign one)."""
-        session_id = request.headers.get("mcp-session-id")
-        if not session_id:
+        raw = request.headers.get("mcp-session-id")
+        stateless = self.stateless and request.method == "POST"  # AgentCore Runtime: ids the kit never issued
+        if not raw and not stateless:
             return error_reply(400, INVALID_REQUEST, "Bad Request: missing MCP-Session-Id header (initialize first)")
-        now = time.time()
-        session = await self.sessions.get(session_id, now) if _looks_like_session(session_id) else None
+        now, session_id = time.time(), raw if raw and _looks_like_session(raw) else None
+        session = await self.sessions.get(session_id, now) if session_id else None
+        if session is None and stateless:
+            return stateless_session(request, session_id, caller, now)
         if session is None or session.principal != (caller.principal if caller else None):
             return error_reply(404, INVALID_REQUEST, "Session not found: initialize a new session")
         return session

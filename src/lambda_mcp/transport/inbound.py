@@ -4,6 +4,7 @@ serve, or `Answered`, the response the front gives itself (a refusal, or a 202 f
 from __future__ import annotations
 
 import functools
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ from starlette.responses import Response
 
 from ..auth.identity import Identity
 from ..dispatch.context import RequestContext
+from ..protocol import revisions
 from ..protocol.ids import ChangesCursor, EventId
 from ..protocol.jsonrpc import Message, RequestId, valid_id
 from ..server.call import NO_CLAIMS
@@ -145,6 +147,19 @@ def session_context(
         body_bytes,
         claims_of(caller),
     )
+
+
+def stateless_session(request: Request, session_id: str | None, caller: Identity | None, now: float) -> SessionRecord:
+    """The session of a legacy POST that names none the kit knows, where the kit runs stateless (behind
+    AgentCore Runtime, whose platform mints its own `Mcp-Session-Id`s; `Front(stateless=True)`), as a
+    stateless server (the SDKs' `stateless_http`) serves it: never stored, the platform's id (when it could
+    be a session id, else a fresh one), the revision its `MCP-Protocol-Version` names (absent: the default
+    the spec assumes), the caller's principal, and no client capabilities (nothing is asked of the client)."""
+    header = (request.headers.get("mcp-protocol-version") or "").strip()
+    version = header if revisions.is_legacy(header) else revisions.DEFAULT_LEGACY
+    principal = caller.principal if caller is not None else None
+    sid = session_id or f"stateless-{secrets.token_hex(16)}"
+    return SessionRecord(sid, version, {}, {}, now, now + 3600, principal, touched_at=now)
 
 
 def claims_of(caller: Identity | None) -> Mapping[str, Any]:
