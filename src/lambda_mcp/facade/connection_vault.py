@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from ..polling import Backoff
 from ..server.connections import Connection
 from ..storage.facade import FacadeStore
 from .hashing import digest
@@ -154,10 +156,8 @@ class ConnectionVault:
 
     async def _wait_for(self, key: str, saved: float) -> str | None:
         """Another request is refreshing this row: its result, once written."""
-        waited = 0.0
-        while waited < WAIT_SECONDS:
-            await asyncio.sleep(0.2)
-            waited += 0.2
+        backoff = Backoff(time.time() + WAIT_SECONDS, first=0.1, limit=0.5)
+        while await backoff.sleep():
             found = await self.store.get("connection", key, self.clock())
             if found is None:
                 return None

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..polling import Backoff
 from ..protocol import revisions
 from ..server.connections import Connection
 from ..server.credentials import ConnectionDeclined, CredentialsUnavailable
 from .connection_flow import ConnectionFlow, person
-from .connection_vault import EARLY_SECONDS, ConnectionVault, ProviderError
+from .connection_vault import EARLY_SECONDS, LOCK_SECONDS, WAIT_SECONDS, ConnectionVault, ProviderError
 from .hashing import digest
 from .sealing import derived_key, seal, unseal
 from .upstream import UpstreamError
@@ -40,8 +42,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lambda_mcp.auth")
 MAX_ASKS = 5
-LOCK_SECONDS = 30
-WAIT_SECONDS = 5.0
 _ACCESS = "upstream access token"
 _EXCHANGED = "exchanged token"
 
@@ -196,10 +196,8 @@ class FacadeCredentials:
         return access
 
     async def _wait_for(self, family: str) -> str:
-        waited = 0.0
-        while waited < WAIT_SECONDS:
-            await asyncio.sleep(0.2)
-            waited += 0.2
+        backoff = Backoff(time.time() + WAIT_SECONDS, first=0.1, limit=0.5)
+        while await backoff.sleep():
             found = await self.f.store.get("family", family, self.f.clock())
             cached = self._cached(found[0], family) if found else None
             if cached is not None:

@@ -107,8 +107,9 @@ class Facade:
         self.families = Families(self)
         self.flow = AuthorizeFlow(self)
         self.registry = Registry(settings.auth_clients)
-        nonces = Nonces(StateKeys(state_keys, "dpop nonce").keys, clock) if settings.auth_dpop_nonce else None
-        if nonces is not None and not StateKeys(state_keys, "dpop nonce").keys():
+        nonce_keys = StateKeys(state_keys, "dpop nonce")
+        nonces = Nonces(nonce_keys.keys, clock) if settings.auth_dpop_nonce else None
+        if nonces is not None and not nonce_keys.keys():
             raise ConfigError("LAMBDA_MCP_AUTH_DPOP_NONCE=on needs the state key (LAMBDA_MCP_STATE_KEY) to make nonces")
         self.proofs = Proofs(store, nonces, clock) if settings.auth_dpop != "off" else None
         self.grants = Grants(self, self.registry, self.proofs)
@@ -180,7 +181,9 @@ class Facade:
         if self.registry.configured:
             grants.append(CLIENT_CREDENTIALS)
             methods.append("private_key_jwt")
-            machine["token_endpoint_auth_signing_alg_values_supported"] = DPOP_ALGORITHMS.split()[:-1]
+            from ..auth.tokens import ALGORITHMS  # what a client assertion may be signed with (client_auth)
+
+            machine["token_endpoint_auth_signing_alg_values_supported"] = sorted(ALGORITHMS)
             if self.settings.auth_trusted_issuers:
                 grants.append(JWT_BEARER)
                 machine["authorization_grant_profiles_supported"] = [GRANT_PROFILE]
