@@ -4,8 +4,8 @@ streaming server (behind the Lambda Web Adapter), `invoke` runs one event throug
 `read` and `prompt` talk to any MCP endpoint (lambda_mcp.remote), `smoke` checks a deployed endpoint,
 `check` checks a deploy's parameters before upload, `signout` signs a user out of the authorization
 facade, `clients` edits the facade's operator clients (its machine clients), `connections revoke` ends a
-user's connection to another service. Expected failures are one line on
-stderr (`lambda-mcp --debug ...`: the traceback)."""
+user's connection to another service, `openapi check` shows the tools an OpenAPI document makes. Expected
+failures are one line on stderr (`lambda-mcp --debug ...`: the traceback)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ OWN_PARSERS = {
     "clients": ".clients_cli",
     "connections": ".connections_cli",
     "export": ".export_cli",
+    "openapi": ".openapi_cli",
     "smoke": ".smoke",
     "call": ".remote.cli",
     "list": ".remote.cli",
@@ -144,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "check", help="check the parameters sam deploy would send, before any upload (lambda-mcp check -h)"
     )
+    commands.add_parser("openapi", help="the tools app.openapi makes of a document: lambda-mcp openapi check SPEC (-h)")
     commands.add_parser("local-aws", help="run the local AWS API (DynamoDB Local or moto) in the foreground")
     commands.add_parser("call", help="call a tool on any MCP endpoint, either era (lambda-mcp call --help)")
     commands.add_parser("list", help="list an MCP endpoint's tools, resources or prompts (lambda-mcp list --help)")

@@ -29,10 +29,12 @@ def load_app(target: str) -> MCPApp:
         app = getattr(module, attribute)
     else:
         found = [v for v in vars(module).values() if isinstance(v, MCPApp)]
-        app = found[0] if len(found) == 1 else None
+        named_app = getattr(module, "app", None)  # several (one mounts the others): the one named `app`
+        app = found[0] if len(found) == 1 else named_app if isinstance(named_app, MCPApp) else None
         if app is None:
             raise AppLoadError(
-                f"{location}: expected exactly one MCPApp, found {len(found)}; name it as {location}:NAME"
+                f"{location}: expected exactly one MCPApp (or one named app), found {len(found)};"
+                f" name it as {location}:NAME"
             )
     if not isinstance(app, MCPApp):
         found_type = type(app).__name__

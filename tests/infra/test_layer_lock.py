@@ -17,7 +17,7 @@ from tests.support.processes import ROOT
 DEPS = ROOT / "src/lambda_mcp/scaffold/project/builds/deps"
 RUNTIME_EXTRAS = ("auth", "aws", "tracing")  # what runs in Lambda; `local`, `aws-local` and `dev` do not
 PROVIDED_BY_THE_RUNTIME = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
-CLI_ONLY = {"uvicorn", "httpx", "pyyaml"}  # of `lambda-mcp dev`, `call`, `check` only: never in a layer
+CLI_ONLY = {"uvicorn"}  # of `lambda-mcp dev` only: never in a layer
 LOCK_FLAGS = "--generate-hashes --python-version 3.13 --python-platform aarch64-manylinux2014 --only-binary :all:"
 
 
@@ -50,7 +50,18 @@ def _lock(folder: Path = DEPS) -> tuple[str, dict[str, tuple[str, list[str]]]]:
 def test_requirements_in_names_exactly_the_kits_runtime_dependencies_with_their_ranges() -> None:
     expected, listed = _runtime_requirements(), _requirements_in()
     assert set(listed) == set(expected)
-    assert {"anyio", "pydantic", "starlette", "mangum", "aws-lambda-powertools", "pyjwt", "aws-xray-sdk"} == set(listed)
+    named = {
+        "anyio",
+        "pydantic",
+        "starlette",
+        "mangum",
+        "aws-lambda-powertools",
+        "pyjwt",
+        "aws-xray-sdk",
+        "httpx",
+        "pyyaml",
+    }
+    assert named == set(listed)
     for name, requirement in listed.items():
         assert requirement.specifier == expected[name].specifier, name
         assert requirement.extras == expected[name].extras, name  # pyjwt[crypto]

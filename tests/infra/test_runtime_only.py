@@ -1,6 +1,6 @@
 """Every Lambda entrypoint runs with a deployment's dependencies alone: the layer's lock, boto3 (the Lambda
 runtime's) and the kit installed with --no-deps, in a clean venv where nothing of the dev extra (the MCP
-SDK, python-multipart, httpx, uvicorn) can be imported.
+SDK, python-multipart, uvicorn) can be imported.
 
 The suite's own venv hides a missing runtime dependency: it once hid that the authorization facade's
 consent POST answered 500 in a real install (Starlette's form parser needs python-multipart, which only
@@ -31,6 +31,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+import yaml
 
 from lambda_mcp.facade.signing import generate_pem
 from lambda_mcp.local.gateways import Caller, http_api_event
@@ -39,12 +40,14 @@ from tests.integration.test_auth_lambda import INITIALIZE, LIST
 from tests.support.agent_keys import ASSERTION_TYPE, KeyPair, client_assertion, dpop_proof, operator_entry
 from tests.support.facade_clients import TOOL_TEXT, python_sdk_flow
 from tests.support.issuer import LocalIssuer
-from tests.support.processes import ROOT, ServerProcess, free_port
+from tests.support.lambda_endpoint import LambdaEndpoint
+from tests.support.petstore_api import PetstoreAPI
+from tests.support.processes import ROOT, ServerProcess, free_port, lambda_mcp_dev
 from tests.support.upstream import Upstream, start_upstream
 
 pytestmark = pytest.mark.anyio
 APP = str(ROOT / "examples/conformance/server.py")
-ABSENT = ("multipart", "python_multipart", "mcp", "httpx", "uvicorn")
+ABSENT = ("multipart", "python_multipart", "mcp", "uvicorn")
 """What the dev extra brings and a deployment lacks: none of it may be importable in the runtime venv."""
 DOMAIN = "mcp.example.com"
 """The API's domain on the probes' events (nothing is sent there)."""
@@ -328,3 +331,49 @@ def test_the_durable_worker_starts_with_its_layers_alone_and_refuses_a_plain_eve
     report = durable_runtime.probe("durable_worker", [{"taskId": "t-1"}], **settings)
     # the SDK (from DurableLayer) answers an event that is no durable invocation: the function lacks DurableConfig
     assert "durability" in report["answers"][0]["raised"], report
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {**LIST["params"], "name": name}}
+    body["params"]["arguments"] = arguments
+    event = _event(body)
+    event["headers"]["mcp-name"] = name
+    return event
+
+
+def test_openapi_mounted_and_lambda_tools_work_with_the_runtime_dependencies_alone(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """httpx (the calls) and PyYAML (the document) come from the layer's lock; botocore from the runtime."""
+    spec = tmp_path / "petstore.yaml"  # the 3.1 document as YAML: the layer's PyYAML reads it
+    spec.write_text(yaml.safe_dump(json.loads((ROOT / "tests/apps/openapi/petstore-3.1.json").read_text())))
+    api, functions = PetstoreAPI(), LambdaEndpoint()
+    functions.register("resizer", lambda event, context: {"width": event["width"] * 2})
+    vendor = lambda_mcp_dev("tests/apps/mounted.py:vendor", through_lambda=False)
+    settings = {
+        "LAMBDA_MCP_AUTH": "none",
+        "LAMBDA_MCP_APP": str(ROOT / "tests/apps/existing_runtime.py"),
+        "EXISTING_SPEC": str(spec),
+        "EXISTING_API": api.base_url,
+        "EXISTING_VENDOR": vendor.url,
+        "AWS_ENDPOINT_URL_LAMBDA": functions.url,
+    }
+    try:
+        events = [
+            _event(LIST),
+            _call("showPetById", {"petId": 1}),
+            _call("vendor_add", {"a": 40, "b": 2}),
+            _call("resize", {"width": 21}),
+        ]
+        report = runtime.probe("http", events, **settings)
+    finally:
+        vendor.stop()
+        functions.stop()
+        api.stop()
+    listed, pet, added, resized = report["answers"]
+    names = _listed(listed)
+    assert {"showPetById", "vendor_add", "resize"} <= set(names), names
+    texts = [json.loads(answer["body"])["result"]["content"][0]["text"] for answer in (pet, added, resized)]
+    assert json.loads(texts[0])["name"] == "Rex" and texts[1] == "42" and json.loads(texts[2]) == {"width": 42}
+    assert [seen.path for seen in api.received] == ["/pets/1"]
+    assert [invocation.payload for invocation in functions.received("resizer")] == [{"width": 21}]

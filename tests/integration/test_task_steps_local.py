@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from lambda_mcp.protocol.ids import TaskInputId
+from lambda_mcp.protocol.request_headers import client_headers
 from lambda_mcp.testing import Client
-from lambda_mcp.transport.headers import client_headers
 from tests.apps.checkpointed import app, runs
 from tests.support.legacy_client import LegacyClient
 from tests.support.polling import wait_until

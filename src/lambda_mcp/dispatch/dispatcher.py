@@ -40,8 +40,8 @@ from ..storage.records import SessionRecord
 from ..tasks.execution import SubmitFailed
 from ..tasks.runtime import TaskRuntime
 from .context import Channel, Handler, Reply, RequestContext
-from .pagination import page
-from .params import check_sizes, kept, session_of, string_of, uri_of, visible, within
+from .lists import Lists
+from .params import check_sizes, kept, session_of, string_of, uri_of, within
 from .runner import HandlerRunner
 from .task_methods import (
     TaskMethods,
@@ -87,13 +87,14 @@ class Dispatcher:
         self.session_ttl = session_ttl
         self.clock = clock
         self.task_methods = TaskMethods(tasks, app, calls) if tasks is not None else None
+        lists = Lists(app, runner)
         shared: dict[str, Handler] = {
-            "tools/list": self._tools_list,
+            "tools/list": lists.tools,
             "tools/call": self._tools_call,
-            "resources/list": self._resources_list,
-            "resources/templates/list": self._templates_list,
+            "resources/list": lists.resources,
+            "resources/templates/list": lists.templates,
             "resources/read": self._resources_read,
-            "prompts/list": self._prompts_list,
+            "prompts/list": lists.prompts,
             "prompts/get": self._prompts_get,
             "completion/complete": self._complete,
         }
@@ -274,38 +275,10 @@ class Dispatcher:
         await kept(self.sessions.subscribe(session_of(request).session_id, uri_of(params), False), "subscriptions")
         return {}
 
-    # -- lists ----------------------------------------------------------------------------
-    def _page(self, key: str, items: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
-        chunk, next_cursor = page(items, params.get("cursor"), self.app.page_size)
-        result: dict[str, Any] = {key: chunk}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
-
-    async def _tools_list(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        tools = [shaping.tool(t.definition, request.version) for t in visible(self.app.tools, request)]
-        return self._page("tools", tools, params)
-
-    async def _resources_list(
-        self, params: dict[str, Any], request: RequestContext, channel: Channel
-    ) -> dict[str, Any]:
-        items = [shaping.resource(r.definition, request.version) for r in visible(self.app.resources, request)]
-        return self._page("resources", items, params)
-
-    async def _templates_list(
-        self, params: dict[str, Any], request: RequestContext, channel: Channel
-    ) -> dict[str, Any]:
-        items = [shaping.template(r.definition, request.version) for r in visible(self.app.templates, request)]
-        return self._page("resourceTemplates", items, params)
-
-    async def _prompts_list(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
-        items = [shaping.prompt(p.definition, request.version) for p in visible(self.app.prompts, request)]
-        return self._page("prompts", items, params)
-
     # -- calls that run user code ---------------------------------------------------------
     async def _tools_call(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
         name = string_of(params, "name")
-        tool = self.app.tools.get(name)
+        tool = self.app.tools.get(name) or self.app.mounted_tool(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}")
         arguments = params.get("arguments") or {}
@@ -338,7 +311,7 @@ class Dispatcher:
 
     async def _prompts_get(self, params: dict[str, Any], request: RequestContext, channel: Channel) -> dict[str, Any]:
         name = string_of(params, "name")
-        prompt = self.app.prompts.get(name)
+        prompt = self.app.prompts.get(name) or self.app.mounted_prompt(name)
         if prompt is None:
             raise invalid_params(f"Unknown prompt: {name}")
         arguments = params.get("arguments") or {}

@@ -131,6 +131,7 @@ class HandlerRunner:
             state=await self.app.lifespans.state(),
             sync_in_thread=self.sync_in_threads or task is not None,
             idempotency_key=call_key,
+            deadline=channel.deadline,
         )
         hooks = Hooks(
             emit=emit,

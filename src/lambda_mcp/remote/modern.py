@@ -9,8 +9,8 @@ from typing import Any
 
 from ..protocol.errors import HEADER_MISMATCH
 from ..protocol.names import META_CAPABILITIES, META_LOG_LEVEL, META_VERSION, TASKS_EXTENSION
+from ..protocol.request_headers import client_headers
 from ..protocol.revisions import MODERN
-from ..transport.headers import client_headers
 from .answers import Answerer, Unanswerable
 from .failures import ERROR_RESULT, RemoteFailure, RpcError
 from .session import Conversation, Notify, client_info

@@ -6,28 +6,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from typing import Any
-from urllib.parse import urlsplit
 
+from ..server.outbound.auth import default_service, region_in_host
 from .failures import RemoteFailure
 
-_REGION_IN_HOST = re.compile(r"\.(?:execute-api|lambda-url)\.([a-z]{2}(?:-[a-z]+)+-\d+)\.")
-
-
-def default_service(url: str) -> str:
-    """`lambda` for a Function URL (`*.lambda-url.<region>.on.aws`), else `execute-api`."""
-    host = urlsplit(url).hostname or ""
-    return "lambda" if ".lambda-url." in host else "execute-api"
+__all__ = ["SigV4Signer", "default_service", "region_for"]
 
 
 def region_for(url: str, given: str | None) -> str:
     """`--region`, else the region the host names, else the environment's (AWS_REGION, the profile)."""
     if given:
         return given
-    found = _REGION_IN_HOST.search("." + (urlsplit(url).hostname or "") + ".")
-    if found:
-        return found.group(1)
+    if named := region_in_host(url):
+        return named
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         if os.environ.get(name):
             return os.environ[name]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from . import _signature, apps
 from ._refusals import duplicate, refused
@@ -12,18 +12,22 @@ from .changes import ChangeFeed
 from .completions import Completion
 from .connections import Connection, declare
 from .errors import DeclarationError
+from .existing import ExistingTools
 from .lifespan import Lifespan, LifespanFunction
 from .middleware import Middleware
 from .prompts import Prompt, build_prompt
 from .resources import Resource, build_resource
 from .tools import Tool, ToolDeclarations
 
+if TYPE_CHECKING:
+    from .mount.remote import MountedResource, RemoteMount
+
 F = TypeVar("F", bound=Callable[..., Any])
 L = TypeVar("L", bound=LifespanFunction)
 M = TypeVar("M", bound=Middleware)
 
 
-class MCPApp(ToolDeclarations):
+class MCPApp(ToolDeclarations, ExistingTools):
     """An MCP server definition: identity, instructions, and the registered tools, resources and prompts.
 
     ```python
@@ -74,6 +78,8 @@ class MCPApp(ToolDeclarations):
         self.middlewares: list[Middleware] = []
         self.connections: dict[str, Connection] = {}
         """The OAuth providers tools call as the user (`app.connection`)."""
+        self.mounts: list[RemoteMount] = []
+        """Remote MCP servers served under a prefix (`app.mount`)."""
 
     # -- decorators (`@app.tool` comes from `ToolDeclarations`, in tools.py) ----------------
     def resource(
@@ -294,10 +300,12 @@ class MCPApp(ToolDeclarations):
     def scopes_for(self, method: str, params: dict[str, Any]) -> frozenset[str]:
         """The scopes a request needs for what it names (a tool, prompt or resource); empty otherwise."""
         name = params.get("name")
-        if method == "tools/call" and isinstance(name, str) and name in self.tools:
-            return self.tools[name].scopes
-        if method == "prompts/get" and isinstance(name, str) and name in self.prompts:
-            return self.prompts[name].scopes
+        if method == "tools/call" and isinstance(name, str):
+            tool = self.tools.get(name) or self.mounted_tool(name)
+            return tool.scopes if tool is not None else frozenset()
+        if method == "prompts/get" and isinstance(name, str):
+            prompt = self.prompts.get(name) or self.mounted_prompt(name)
+            return prompt.scopes if prompt is not None else frozenset()
         uri = params.get("uri")
         if method in ("resources/read", "resources/subscribe") and isinstance(uri, str):
             found = self.resource_for(uri)
@@ -331,17 +339,20 @@ class MCPApp(ToolDeclarations):
         ]
         return frozenset(scope for item in registered for scope in item.scopes)
 
-    def resource_for(self, uri: str) -> tuple[Resource, dict[str, str]] | None:
+    def resource_for(self, uri: str) -> tuple[Resource | MountedResource, dict[str, str]] | None:
         """The resource (or template) serving `uri`, with the template's variables."""
         for resource in (*self.resources.values(), *self.templates.values()):
             variables = resource.match(uri)
             if variables is not None:
                 return resource, variables
-        return None
+        mounted = self.mounted_resource(uri) if self.mounts else None
+        return (mounted, {}) if mounted is not None else None
 
     # -- what the server advertises -------------------------------------------------------
     def serves(self, kind: str) -> bool:
         """Whether the app has any `tools`, `resources` (or templates) or `prompts` (per request: cheap)."""
+        if self.mounts:  # what a mounted server serves is known only by asking it
+            return True
         if kind == "tools":
             return bool(self.tools)
         if kind == "resources":
@@ -350,11 +361,11 @@ class MCPApp(ToolDeclarations):
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"logging": {}, "completions": {}}
-        if self.tools:
+        if self.serves("tools"):
             caps["tools"] = {"listChanged": True}
-        if self.resources or self.templates:
+        if self.serves("resources"):
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.prompts:
+        if self.serves("prompts"):
             caps["prompts"] = {"listChanged": True}
         if apps.uses_apps(self.tools.values(), self.resources.values()):
             caps["extensions"] = {apps.EXTENSION: {}}

@@ -59,6 +59,8 @@ class CallInfo:
     sync_in_thread: bool = False
     idempotency_key: str = ""
     """The call's key when an earlier run minted it; empty: the first read of `ctx.idempotency_key` mints one."""
+    deadline: float | None = None
+    """When the request must be answered (epoch seconds); None: no bound the kit knows of."""
 
 
 @dataclass(slots=True)

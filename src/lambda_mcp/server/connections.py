@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 from ..config import secure_url
 from .errors import DeclarationError
+from .outbound.secrets import resolve
 
-SECRET_MAX_AGE = 300
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
 
@@ -47,15 +47,7 @@ class Connection:
 
     def secret(self) -> str | None:
         """The client secret (blocking: a reference is read from AWS, cached `SECRET_MAX_AGE`)."""
-        value = self.client_secret
-        if value is None or not value.startswith(("secretsmanager:", "ssm:")):
-            return value
-        from aws_lambda_powertools.utilities import parameters
-
-        kind, _, where = value.partition(":")
-        if kind == "ssm":
-            return str(parameters.get_parameter(where, decrypt=True, max_age=SECRET_MAX_AGE))
-        return str(parameters.get_secret(where, max_age=SECRET_MAX_AGE))
+        return None if self.client_secret is None else resolve(self.client_secret)
 
 
 def declare(

@@ -64,6 +64,8 @@ class Context:
         authorizers pass every value as a string); empty under auth `none` and for an IAM caller. A task's
         run sees the claims of the request that created it."""
         self.task_id = info.task_id
+        self.deadline = info.deadline
+        """When this request must be answered (epoch seconds), None when unbounded: outgoing calls end before."""
         """The task this call runs as (on the worker), else None."""
         self._idempotency_key = info.idempotency_key
         self.state = info.state

@@ -7,7 +7,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lambda_mcp")
 F = TypeVar("F", bound=Callable[..., Any])
+Forward = Callable[[dict[str, Any], Context], Awaitable[Any]]
 
 
 @dataclass
@@ -46,6 +47,10 @@ class Tool:
     """The call runs inline until the tool calls `ctx.start_task()` (MRTR rounds first, then the task)."""
     scopes: frozenset[str] = frozenset()
     """OAuth scopes a caller needs to see and call it."""
+    forward: Forward | None = None
+    """Runs the call instead of `fn` (a tool the kit made from an API, a mounted server, a Lambda function):
+    gets the arguments as the client sent them (validated against `definition` by the other end) and the
+    context, and returns a result dict or a value converted like any tool's."""
 
     @functools.cached_property
     def task_support(self) -> str:
@@ -69,7 +74,10 @@ class Tool:
         if self.context_param:
             kwargs[self.context_param] = ctx
         try:
-            value = await _signature.call(self.fn, kwargs, in_thread=ctx.sync_in_thread)
+            if self.forward is not None:
+                value = await self.forward(kwargs, ctx)
+            else:
+                value = await _signature.call(self.fn, kwargs, in_thread=ctx.sync_in_thread)
         except KitFailure:  # the kit's own storage (or queue) failing under ctx: not the tool's failure
             raise
         except MCPError:
@@ -219,6 +227,28 @@ class ToolDeclarations:
             return fn
 
         return register if fn is None else register(fn)
+
+
+def forwarding_tool(
+    forward: Forward,
+    definition: dict[str, Any],
+    *,
+    scopes: Iterable[str] = (),
+    structured: bool = False,
+) -> Tool:
+    """A tool the kit made (not declared with `@app.tool`): `definition` is served as it is and `forward`
+    runs each call. `structured`: a plain value it returns is `structuredContent` (its `outputSchema`)."""
+    return Tool(
+        fn=forward,
+        name=definition["name"],
+        definition=definition,
+        arguments=None,
+        context_param=None,
+        structured=structured,
+        header_params=_header_params(definition.get("inputSchema") or {}),
+        scopes=frozenset(scopes),
+        forward=forward,
+    )
 
 
 def error_result(text: str) -> dict[str, Any]:

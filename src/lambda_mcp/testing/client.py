@@ -20,9 +20,9 @@ from ..config import Settings
 from ..kit import Kit, build_kit
 from ..protocol import revisions
 from ..protocol.names import TASKS_EXTENSION
+from ..protocol.request_headers import client_headers
 from ..server.app import MCPApp
 from ..server.credentials import SeededCredentials
-from ..transport.headers import client_headers
 from ._answers import Answers, ElicitationHandler, ProgressHandler, SamplingHandler, hinted, missing_handler
 from ._asgi import Response, exchange, require_asyncio
 from ._caller import caller, present, settings_for

@@ -17,19 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.errors import HEADER_MISMATCH, MCPError
+from ..protocol.request_headers import as_header_text, encode, name_key
 
 _ENCODED = re.compile(r"^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 _NOUNS = {"tools/call": "tool name", "prompts/get": "prompt name", "resources/read": "resource URI"}
 _SHOWN_CHARS = 200
 """A body value longer than this is not repeated in an error message (a placeholder stands for it)."""
-
-
-def _name_key(method: str) -> str | None:
-    """The param `Mcp-Name` carries for `method` (a tool, prompt or resource name, a task id), if any."""
-    return _NAMED.get(method) or ("taskId" if method in _TASK_METHODS else None)
 
 
 def mismatch(message: str) -> MCPError:
@@ -114,44 +108,10 @@ def decode(value: str) -> str:
         raise mismatch("Header value has invalid Base64 encoding") from None
 
 
-def encode(value: str) -> str:
-    """A header value as a client sends it: as is when printable ASCII, else `=?base64?...?=`."""
-    if value.isascii() and not _CONTROL.search(value) and value == value.strip():
-        return value
-    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
-
-
-def client_headers(method: str, params: dict[str, Any], header_params: Mapping[str, str] | None) -> dict[str, str]:
-    """The metadata headers a 2026 client sends with a request (what `validate` checks)."""
-    headers = {"mcp-method": encode(method)}
-    name_key = _name_key(method)
-    if name_key is not None and isinstance(params.get(name_key), str):
-        headers["mcp-name"] = encode(params[name_key])
-    raw = params.get("arguments")
-    arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    for header, argument in (header_params or {}).items():
-        text = _as_header_text(arguments.get(argument))
-        if text is not None:
-            headers[f"mcp-param-{header}"] = encode(text)
-    return headers
-
-
-def _as_header_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return value if isinstance(value, str) else None
-
-
 def _same(header_value: str, body_value: Any) -> bool:
     if isinstance(body_value, (int, float)) and not isinstance(body_value, bool):
         return _number(header_value) == _number(body_value)
-    expected = _as_header_text(body_value)
+    expected = as_header_text(body_value)
     return expected is not None and header_value == expected
 
 
@@ -177,14 +137,14 @@ def problems(
     sent = headers.get("mcp-method")
     if not matches(sent, method):
         found.append(header_problem("Mcp-Method", sent, shown(method, "<method>"), f"the request method {method!r}"))
-    name_key = _name_key(method)
-    if name_key is not None:
-        value = params.get(name_key)
+    key = name_key(method)
+    if key is not None:
+        value = params.get(key)
         sent = headers.get("mcp-name")
         if not matches(sent, value if isinstance(value, str) else None):
             noun = _NOUNS.get(method, "task id")
-            send = f"{shown(value, f'<{noun}>')} (for {method} it carries the {noun}, params.{name_key})"
-            found.append(header_problem("Mcp-Name", sent, send, f"params.{name_key}"))
+            send = f"{shown(value, f'<{noun}>')} (for {method} it carries the {noun}, params.{key})"
+            found.append(header_problem("Mcp-Name", sent, send, f"params.{key}"))
     if header_params:
         raw = params.get("arguments")
         arguments: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -212,7 +172,7 @@ def _param_problem(sent: str | None, header: str, argument: str, value: Any) -> 
                 return None
         except MCPError:
             pass
-    return header_problem(name, sent, shown(_as_header_text(value), f"<{argument}>"), what)
+    return header_problem(name, sent, shown(as_header_text(value), f"<{argument}>"), what)
 
 
 def validate(
