@@ -43,6 +43,19 @@ def whoami(ctx: Context) -> str:
     return str(ctx.principal)
 
 
+REGIONAL = {
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    "required": ["region"],
+}
+
+
+@vendor.tool(input_schema=REGIONAL)
+def regional(region: str) -> str:
+    """A tool a 2026 gateway routes on: its argument travels in the Mcp-Param-Region header too."""
+    return f"served in {region}"
+
+
 @vendor.tool()
 async def hold(ctx: Context) -> str:
     """Wait up to ten seconds; when the caller cancels, note it in the file VENDOR_CANCELLED_FILE names."""

@@ -61,6 +61,7 @@ async def test_the_lists_are_merged_under_the_prefixes(vendor: ServerProcess, er
             "vendor_count_up",
             "vendor_confirm",
             "vendor_whoami",
+            "vendor_regional",
             "vendor_hold",
         ]
         add = next(tool for tool in tools if tool["name"] == "vendor_add")
@@ -143,7 +144,7 @@ async def test_the_merged_list_pages_with_the_kits_cursors(vendor: ServerProcess
         first = await client.request("tools/list", {})
         assert names(first["tools"]) == ["ping", "helpers_state_says", "vendor_add", "vendor_count_up"]
         second = await client.request("tools/list", {"cursor": first["nextCursor"]})
-        assert names(second["tools"]) == ["vendor_confirm", "vendor_whoami", "vendor_hold"]
+        assert names(second["tools"]) == ["vendor_confirm", "vendor_whoami", "vendor_regional", "vendor_hold"]
         assert "nextCursor" not in second
 
 
@@ -156,6 +157,15 @@ async def test_a_mount_scope_hides_and_refuses_its_items(vendor: ServerProcess) 
     async with Client(app, principal="bob", scopes=["mcp", "vendor:use"]) as client:
         assert "vendor_add" in names(await client.list_tools())
         assert (await client.call_tool("vendor_add", {"a": 1, "b": 2})).text == "3"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_routed_on_an_argument_gets_its_header_at_a_2026_server(vendor: ServerProcess, era: str) -> None:
+    app = make_front(vendor.url)
+    async with Client(app, protocol_version=era) as client:
+        listed = next(tool for tool in await client.list_tools() if tool["name"] == "vendor_regional")
+        assert listed["inputSchema"]["properties"]["region"]["x-mcp-header"] == "Region"
+        assert (await client.call_tool("vendor_regional", {"region": "eu-west-1"})).text == "served in eu-west-1"
 
 
 async def test_an_unknown_tool_of_a_reachable_server_is_the_servers_own_error(vendor: ServerProcess) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -81,25 +81,35 @@ class MountClient:
 
     # -- requests -----------------------------------------------------------------------------
     async def request(
-        self, method: str, params: dict[str, Any], ctx: Context | None, via: Passthrough
+        self,
+        method: str,
+        params: dict[str, Any],
+        ctx: Context | None,
+        via: Passthrough,
+        routing: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """The result of `method` at the mounted server; `MCPError` for its JSON-RPC error, `MountUnavailable`
-        when it cannot be reached."""
+        when it cannot be reached. `routing`: a tool's `Mcp-Param-*` headers (header -> argument), for 2026."""
         if self.era is None:
             self.era = await self._detect(ctx)
         if self.era == "modern":
-            return await self._modern(method, params, ctx, via)
+            return await self._modern(method, params, ctx, via, routing)
         return await self._legacy(method, params, ctx, via)
 
     async def _modern(
-        self, method: str, params: dict[str, Any], ctx: Context | None, via: Passthrough
+        self,
+        method: str,
+        params: dict[str, Any],
+        ctx: Context | None,
+        via: Passthrough,
+        routing: Mapping[str, str] | None,
     ) -> dict[str, Any]:
         current = params
         for round_number in range(MAX_ROUNDS):
             meta = {**via.meta(), META_VERSION: revisions.MODERN, META_CAPABILITIES: via.capabilities()}
             meta[META_CLIENT_INFO] = _client_info()
             body = self._message(method, {**current, "_meta": meta})
-            headers = {"mcp-protocol-version": revisions.MODERN, **client_headers(method, current, None)}
+            headers = {"mcp-protocol-version": revisions.MODERN, **client_headers(method, current, routing)}
             result = await self._answered(body, headers, ctx, via)
             if result.get("resultType") != "input_required":
                 return _plain(result)

@@ -123,11 +123,13 @@ class RemoteMount:
         async def forward(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
             try:
                 params = {"name": theirs, "arguments": arguments}
-                return await self.client.request("tools/call", params, ctx, Passthrough(ctx, self.prefix))
+                passed = Passthrough(ctx, self.prefix)
+                return await self.client.request("tools/call", params, ctx, passed, routing=made.header_params)
             except MountUnavailable as exc:
                 raise ToolError(f"{exc}") from None
 
-        return forwarding_tool(forward, definition, scopes=self.scopes)
+        made = forwarding_tool(forward, definition, scopes=self.scopes)
+        return made
 
     def prompt(self, name: str) -> MountedPrompt | None:
         theirs = unprefixed(self.prefix, name)
