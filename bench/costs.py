@@ -13,8 +13,14 @@ local runner (`--task-backend durable`). For the SQS backend it counts the worke
 SendMessage, ReceiveMessage, DeleteMessage); for the durable backend it reads each execution's history
 (operations, and the bytes they recorded), and prices both at the public list prices.
 
+`--init`: what a cold start costs now that Lambda bills the INIT phase (issue 40). The kit's and the SDK's
+cold starts are measured here as bench/run.py measures them (fresh processes: import + first request
+through the Lambda handler, the kit as deployed on DynamoDB Local), and priced per arm64 GB-second; then
+with SnapStart, whose restore and cache charges replace the INIT's duration.
+
     .venv/bin/python bench/costs.py
     .venv/bin/python bench/costs.py --tasks
+    env -u PYTHONDONTWRITEBYTECODE .venv/bin/python bench/costs.py --init [--runs 7]
 """
 
 from __future__ import annotations
@@ -260,5 +266,81 @@ def task_costs() -> int:
     return 0
 
 
+# Public list prices, US East (N. Virginia), read 2026-11 from https://aws.amazon.com/lambda/pricing/ (the
+# SnapStart rates as the page and the AWS Price List API give them for Python and .NET functions).
+ARM64_PER_GB_SECOND = 0.0000133334
+"""Lambda duration on arm64 (Graviton), the first 7.5 billion GB-seconds a month. Since August 1, 2025 the
+INIT phase of on-demand ZIP functions on managed runtimes is billed at this rate too, as the INVOKE phase
+is ("AWS Lambda standardizes billing for INIT Phase", AWS Compute Blog:
+https://aws.amazon.com/blogs/compute/aws-lambda-standardizes-billing-for-init-phase)."""
+SNAPSTART_RESTORE_PER_GB = 0.0001397998
+"""SnapStart: $ per GB of the function's memory restored, each time an execution environment is restored
+from the snapshot (instead of an INIT). The restore's own duration is not billed; the after-restore hooks
+and the first request are, at the duration rate (`Billed Restore Duration` in the REPORT line)."""
+SNAPSTART_CACHE_PER_GB_SECOND = 0.0000015046
+"""SnapStart: $ per GB-second a published version's snapshot stays cached (3 hours at least)."""
+MEMORY_GB = 1.0
+"""template.yaml's MemorySize (1024 MB) for the HTTP function."""
+MONTH_SECONDS = 730 * 3600
+
+
+def init_costs(runs: int) -> int:
+    """The kit's and the SDK's cold starts, measured here, priced per million cold starts."""
+    import statistics
+
+    import run  # bench/run.py's stacks, requests and cold child
+
+    cases = [(run.KIT, "modern"), (run.KIT, "initialize"), (run.SDK, "modern"), (run.SDK, "initialize")]
+    seconds: dict[tuple[str, str], list[tuple[float, float]]] = {case: [] for case in cases}
+    with run.local_dynamodb() as (engine, endpoint, _client):
+        run.DEPLOYED_ENV.update({"LAMBDA_MCP_TABLE_NAME": run.TABLE, "AWS_ENDPOINT_URL_DYNAMODB": endpoint})
+        for key, wire in cases:  # untimed: writes any missing bytecode
+            run.cold_once(run.STACKS[key], run.WIRES[wire])
+        for i in range(runs):
+            for key, wire in cases if i % 2 == 0 else cases[::-1]:
+                result = run.cold_once(run.STACKS[key], run.WIRES[wire])
+                seconds[(key, wire)].append((result["import_s"], result["first_call_s"]))
+    per_million = 1e6 * MEMORY_GB
+    restore = SNAPSTART_RESTORE_PER_GB * per_million
+    cache = SNAPSTART_CACHE_PER_GB_SECOND * MEMORY_GB * MONTH_SECONDS
+    print(f"Cold starts measured here ({engine}; median of {runs}), priced at {MEMORY_GB * 1024:.0f} MB on arm64:")
+    print(f"${ARM64_PER_GB_SECOND:.10f} per GB-s (the INIT billed too since 2025-08-01); SnapStart")
+    restored, cached = f"{SNAPSTART_RESTORE_PER_GB:.10f}", f"{SNAPSTART_CACHE_PER_GB_SECOND:.10f}"
+    print(f"${restored} per GB restored, ${cached} per GB-s cached (us-east-1).")
+    print()
+    print(
+        "| cold start | INIT (import) | 1st request | $ per million: INIT | INIT + 1st request | SnapStart restore* |"
+    )
+    print("|---|---|---|---|---|---|")
+    totals: dict[tuple[str, str], float] = {}
+    for key, wire in cases:
+        init = statistics.median(i for i, _ in seconds[(key, wire)])
+        first = statistics.median(f for _, f in seconds[(key, wire)])
+        totals[(key, wire)] = init + first
+        dollars = [s * ARM64_PER_GB_SECOND * per_million for s in (init, init + first)]
+        label = f"{key}, {'2026 tools/call' if wire == 'modern' else 'legacy initialize'}"
+        print(
+            f"| {label} | {init * 1e3:.0f} ms | {first * 1e3:.0f} ms | {dollars[0]:.2f} | {dollars[1]:.2f}"
+            f" | {restore:.2f} |"
+        )
+    for wire in ("modern", "initialize"):
+        ratio = totals[(run.KIT, wire)] / totals[(run.SDK, wire)]
+        print(f"lambda-mcp / SDK, INIT + 1st request ({wire}): {ratio:.3f}x the cost")
+    print("* and the duration of the after-restore hooks and the first request (billed; bench/snapstart.py")
+    print("  measures restore to first answer under an emulated restore)")
+    print(
+        f"SnapStart: {restore:.2f} $ per million restores at {MEMORY_GB:g} GB, the price of"
+        f" {SNAPSTART_RESTORE_PER_GB / ARM64_PER_GB_SECOND:.1f} s of INIT at any memory size: it saves money"
+        " only where the INIT takes longer than that, and buys latency below it."
+    )
+    print(f"  plus {cache:.2f} $ a month per published version's cached snapshot ({MEMORY_GB:g} GB, 730 h).")
+    print("Local figures: Lambda at 1024 MB has about 0.58 of a vCPU, so its INIT takes longer than here;")
+    print("the ratios carry over better than the dollars (the REPORT line's Init Duration gives yours).")
+    return 0
+
+
 if __name__ == "__main__":
+    if "--init" in sys.argv:
+        runs = sys.argv[sys.argv.index("--runs") + 1] if "--runs" in sys.argv else "7"
+        raise SystemExit(init_costs(int(runs)))
     raise SystemExit(task_costs() if "--tasks" in sys.argv else main())

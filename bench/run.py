@@ -14,7 +14,11 @@ Prints figures; it is not a test. Both stacks serve the same one-tool app
 * three requests: a 2026-07-28 `tools/call`, a legacy (2025-11-25)
   `initialize`, and a legacy `tools/call` (on lambda-mcp inside a session);
 * cold: fresh processes, import + first request, and resident memory after
-  it; warm: p50 and p99 per request.
+  it, in wall time and (once, bench/instructions.py) in CPU instructions;
+  warm: p50 and p99 per request;
+* the streaming path cold (bench/serve_cold.py): `lambda-mcp serve` through
+  its run.sh against the SDK's own server under uvicorn, both started and
+  polled as the Lambda Web Adapter does.
 
 The earlier rows (lambda-mcp with no state configured, without observability,
 and the SDK with its INFO lines off) follow as secondary lines, with a floor
@@ -24,7 +28,7 @@ deployed: bench/apps/floor_app.py), and the
 expected JSON-RPC result); any failure stops the run with a nonzero exit.
 Missing a target does not.
 
-Usage: python bench/run.py [--cold-runs N] [--warm-requests M] [--warm-rounds R] [--repeat K]
+Usage: python bench/run.py [--cold-runs N] [--warm-requests M] [--warm-rounds R] [--repeat K] [--no-instructions]
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 APPS = BENCH / "apps"
 DOMAIN = "abc123defg.execute-api.us-east-1.amazonaws.com"
-# issue 25 (issue 14 set cold 0.20 and warm 0.10 on the bare shape; issue 2 set 0.35 and 0.25)
-TARGETS = {"cold": 0.20, "cold_initialize": 0.45, "warm": 0.10}
+# issue 25 (issue 14 set cold 0.20 and warm 0.10 on the bare shape; issue 2 set 0.35 and 0.25); issue 40: serve
+TARGETS = {"cold": 0.20, "cold_initialize": 0.45, "warm": 0.10, "serve": 0.35}
 TABLE = "bench-state"
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -261,11 +265,16 @@ LOGGING_ENV = {
 
 
 def child_env(stack: Stack) -> dict[str, str]:
-    """Environment for a stack's subprocess: fake Lambda variables and credentials, `src` and
-    `bench/apps` on the path; the deployed settings for headline stacks."""
+    """Environment for a stack's subprocess: this one's, less its Python, AWS and kit settings, and the
+    stack's own (`stack_env`)."""
     drop = ("LAMBDA_MCP_", "PYTHON", "AWS_", "POWERTOOLS_", "LOG_LEVEL")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    env |= {
+    return {k: v for k, v in os.environ.items() if not k.startswith(drop)} | stack_env(stack)
+
+
+def stack_env(stack: Stack) -> dict[str, str]:
+    """A stack's settings: fake Lambda variables and credentials, `src` and `bench/apps` on the path; the
+    deployed settings for headline stacks."""
+    env = {
         "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(APPS)]),
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_REGION": "us-east-1",
@@ -398,10 +407,24 @@ CTX_SNIPPET = inspect.getsource(FakeLambdaContext)  # the cold child defines it 
 COLD_FIELDS = ("import_s", "first_call_s", "init_s", "wall_s", "rss_kb")
 
 
+def cold_code(stack: Stack, wire: Wire, probe: bool = False) -> str:
+    """The cold child's program: import the entrypoint, serve the first request through the Lambda handler."""
+    return CTX_SNIPPET + COLD_SNIPPET.format(
+        module=stack.module, event=api_gw_v2_event(wire), probe=probe, marker=RESULT
+    )
+
+
 def cold_once(stack: Stack, wire: Wire, probe: bool = False) -> dict[str, Any]:
     """One fresh process: import the entrypoint, serve the first request through the Lambda handler, check it."""
-    code = COLD_SNIPPET.format(module=stack.module, event=api_gw_v2_event(wire), probe=probe, marker=RESULT)
-    out, _err, wall = run_child(stack, ["-c", CTX_SNIPPET + code])
+    out, _err, wall = run_child(stack, ["-c", cold_code(stack, wire, probe)])
+    result = check_cold(stack, wire, out)
+    result["wall_s"] = wall
+    result["init_s"] = result["import_s"] + result["first_call_s"]
+    return result
+
+
+def check_cold(stack: Stack, wire: Wire, out: str) -> dict[str, Any]:
+    """The cold child's result line, its response checked."""
     result = child_result(stack, out)
     status, body = mangum_status_body(result["resp"])
     if problem := check_for(wire)(status, body):
@@ -409,8 +432,6 @@ def cold_once(stack: Stack, wire: Wire, probe: bool = False) -> dict[str, Any]:
             f"{stack.key} cold first request on {wire.key} wire: {problem}\n"
             f"request: {wire.headers} {wire.body}\nresponse: {result['resp']}"
         )
-    result["wall_s"] = wall
-    result["init_s"] = result["import_s"] + result["first_call_s"]
     return result
 
 
@@ -636,6 +657,19 @@ def bench_warm(rounds: int, n: int, warmup: int) -> dict[str, dict[str, dict[str
     }
 
 
+# --- instructions (bench/instructions.py) --------------------------------------------------
+
+
+def bench_instructions() -> dict[str, int] | None:
+    """The headline cold cases in CPU instructions, once (they do not vary); None without valgrind."""
+    import instructions
+
+    def program(key: str, wire: str) -> tuple[str, dict[str, str]]:
+        return cold_code(STACKS[key], WIRES[wire]), stack_env(STACKS[key])
+
+    return instructions.cold_counts(program, lambda key, wire, out: check_cold(STACKS[key], WIRES[wire], out))
+
+
 # --- import time ---------------------------------------------------------------------------
 
 
@@ -695,20 +729,19 @@ class Row:
 SCALE = {"ms": 1e3, "us": 1e6, "MB": 1 / 1024}  # from seconds, or from kB for MB
 
 
-def bench_serve(runs: int) -> float:
-    """Median ms from starting `run.sh` (as the Lambda Web Adapter does) to the first answered 2026
-    `tools/call` of `lambda-mcp serve`, state in the local DynamoDB as deployed (bench/_serve.py)."""
-    from _serve import serve_cold_start_ms
+def streaming_servers() -> list[Any]:
+    """The streaming path cold (bench/serve_cold.py): `lambda-mcp serve` through run.sh, state in the local
+    DynamoDB as deployed, and the SDK's own server under uvicorn, each started and polled as LWA does."""
+    import serve_cold
 
-    own = ("LAMBDA_MCP_APP", "LAMBDA_MCP_ALLOWED_HOSTS", "PATH")  # _serve sets these for run.sh on loopback
-    env = {k: v for k, v in child_env(STACKS[KIT]).items() if k not in own}
-    env["PYTHONPATH"] = str(REPO / "src")
-    return median(serve_cold_start_ms(f"{APPS / 'lambda_mcp_app.py'}:app", runs, env))
+    return serve_cold.servers(child_env(STACKS[KIT]), child_env(STACKS[SDK]))
 
 
 def measure(args: argparse.Namespace, session_id: str) -> dict[str, Any]:
+    import serve_cold
+
     return {
-        "serve_ms": bench_serve(args.cold_runs),  # first: a failure shows at once
+        "serve": serve_cold.measure(streaming_servers(), args.cold_runs),  # first: a failure shows at once
         "cold": bench_cold(args.cold_runs, session_id),
         "warm": bench_warm(args.warm_rounds, args.warm_requests, args.warmup),
     }
@@ -734,6 +767,9 @@ def headline_rows(runs: list[dict[str, Any]]) -> tuple[list[Row], list[Row]]:
     def warm(run: dict[str, Any], key: str, metric: str, q: str) -> float:
         return float(run["warm"][key][metric][q])
 
+    def serve(run: dict[str, Any], key: str) -> float:  # median s, process start to the first answer
+        return median([start.answered for start in run["serve"][key]]) / 1000
+
     targets = {"modern": TARGETS["cold"], "initialize": TARGETS["cold_initialize"], "legacy": None}
     names = {"modern": "2026 tools/call", "initialize": "legacy initialize", "legacy": "legacy tools/call"}
     for wire in ALL_WIRES:
@@ -748,12 +784,14 @@ def headline_rows(runs: list[dict[str, Any]]) -> tuple[list[Row], list[Row]]:
         for q in ("p50", "p99"):
             add(head, f"warm Mangum {names[wire]} {q} (SDK: ASGI)", "us", None,
                 lambda r, w=wire, q=q: (warm(r, KIT, f"mangum/{w}", q), warm(r, SDK, f"asgi/{w}", q)))  # fmt: skip
+    add(head, "cold streaming: start to 1st 2026 tools/call (serve / SDK + uvicorn)", "ms", TARGETS["serve"],
+        lambda r: (serve(r, "lambda-mcp serve"), serve(r, "sdk + uvicorn")))  # fmt: skip
     for wire in ("modern", "initialize"):
         add(head, f"RSS after 1st {names[wire]}", "MB", None,
             lambda r, w=wire: (cold(r, KIT, w, "rss_kb"), cold(r, SDK, w, "rss_kb")))  # fmt: skip
 
     add(second, "cold 2026, process start to answer: serve via run.sh / buffered handler", "ms", None,
-        lambda r: (r["serve_ms"] / 1000, cold(r, KIT, "modern", "wall_s")))  # fmt: skip
+        lambda r: (serve(r, "lambda-mcp serve"), cold(r, KIT, "modern", "wall_s")))  # fmt: skip
     add(second, "cold 2026: no state configured (SDK quiet)", "ms", None,
         lambda r: (cold(r, nostate, "modern"), cold(r, quiet, "modern")))  # fmt: skip
     add(second, "cold 2026: no state, no observability (SDK quiet)", "ms", None,
@@ -836,6 +874,13 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]], imp: dict[str, 
     ranges = " (ranges: min-max over the runs)" if len(runs) > 1 else ""
     print_table(f"== Headline: the deployed shape (ratio = lambda-mcp / SDK, lower is better){ranges}", head, SDK)
     print()
+    if env["instructions"] is None:
+        print("== Cold in CPU instructions: not measured (--no-instructions, or valgrind is not installed)")
+    else:
+        from instructions import report as instructions_report
+
+        instructions_report(env["instructions"], TARGETS)
+    print()
     print_table("== Secondary: the earlier shapes (ratio = first / second)", second, "vs")
     print()
 
@@ -848,6 +893,10 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]], imp: dict[str, 
             f"   {case:32} {s['import_s'] * 1e3:6.1f} ms {s['first_call_s'] * 1e3:6.1f} ms {s['init_s'] * 1e3:6.1f} ms"
             f" {lo * 1e3:6.1f}-{hi * 1e3:6.1f} ms {s['wall_s'] * 1e3:8.1f} ms {s['rss_kb'] / 1024:5.1f} MB"
         )
+    print()
+    from serve_cold import report as serve_report
+
+    serve_report(last["serve"], env["serve_profiles"])
     print()
     print("== Warm detail, last run (per request, pooled over rounds)")
     for key, metrics in last["warm"].items():
@@ -876,12 +925,17 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="whole runs (cold + warm); the headline shows their ranges (default 1)"
     )
+    parser.add_argument(
+        "--no-instructions", action="store_true", help="skip the cold cases in CPU instructions (callgrind, ~1 min)"
+    )
     parser.add_argument("--worker", choices=list(STACKS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     try:
         if args.worker:
             warm_worker(args.worker, args.warm_requests, args.warmup)
             return 0
+        import serve_cold
+
         with local_dynamodb() as (engine, endpoint, client):
             DEPLOYED_ENV.update({"LAMBDA_MCP_TABLE_NAME": TABLE, "AWS_ENDPOINT_URL_DYNAMODB": endpoint})
             probes = {key: cold_once(STACKS[key], WIRES["modern"], probe=True)["second"] for key in (KIT, SDK)}
@@ -892,11 +946,13 @@ def main() -> int:
                     print(f"run {i + 1} of {args.repeat}...", file=sys.stderr, flush=True)
                 runs.append(measure(args, session_id))
             env = {
+                "instructions": None if args.no_instructions else bench_instructions(),  # before `items`
                 "engine": engine,
                 "endpoint": endpoint,
                 "items": count_items(client),
                 "probes": probes,
                 "baseline_s": python_startup(args.cold_runs),
+                "serve_profiles": {server.key: serve_cold.profile(server) for server in streaming_servers()},
             }
             imp = bench_importtime(args.import_runs)
     except BenchError as exc:

@@ -30,6 +30,7 @@ SLOW_MODULES = {
     "test_remote_login",
     "test_changes_across_instances",
     "test_cold_start",
+    "test_instruction_budgets",
     "test_lifespan",
     "test_local_aws",
     "test_middleware",
@@ -47,18 +48,14 @@ SLOW_MODULES = {
     "test_facade_browser",
 }
 """Modules whose tests start processes or servers themselves (`lambda_mcp_dev`, moto server, ...)."""
-TIMED_MODULES = {"test_cold_start"}
-"""Modules that compare timings: ./scripts/test runs them alone, before the two workers start, since a
-second worker's load beside them is noise they cannot tell from a regression."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: starts a process or a server; left out by ./scripts/test --fast")
-    config.addinivalue_line("markers", "timed: compares timings; ./scripts/test runs these alone, first")
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark the slow and the timed tests as they are collected: before `-m` selects by those marks."""
+    """Mark the slow tests as they are collected: before `-m` selects by that mark."""
     path = item.path
     backend = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
     if (
@@ -68,8 +65,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         or backend in ("moto-server", "dynamodb-local")
     ):
         item.add_marker(pytest.mark.slow)
-    if path.stem in TIMED_MODULES:
-        item.add_marker(pytest.mark.timed)
 
 
 @pytest.hookimpl(trylast=True)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
 from .env_reader import PREFIX, ConfigError, _Reader, _split
+from .protocol.values import lean_dataclass
 
 __all__ = ["PREFIX", "ConfigError", "Settings"]
 AuthMode = Literal["none", "jwt", "gateway", "proxy"]
@@ -35,7 +36,7 @@ def _conditions(value: str | None) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)  # a frozen dataclass, its methods not compiled per class (protocol/values.py)
 class Settings:
     """Every setting of the kit, read once from the environment (`Settings.from_env`)."""
 

@@ -6,16 +6,15 @@ import logging
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.request_state import StateSealer
 from .dispatch.runner import HandlerRunner
+from .protocol.values import Struct, lean_dataclass
 from .server.app import MCPApp
 from .state_keys import FixedKey, KeyRing, SecretKey
-from .storage.cached import CachedSessions
 from .storage.memory import (
     InMemoryCallStore,
     InMemoryChangeLog,
@@ -25,7 +24,6 @@ from .storage.memory import (
 )
 from .storage.ports import CallStore, ChangeLog, EventLog, SessionStore, TaskStore
 from .tasks.execution import Execute, Executor
-from .tasks.inprocess import InProcessExecutor
 from .tasks.runtime import TaskRuntime
 from .transport.access import Access
 from .transport.app import HttpApp, create_app
@@ -33,7 +31,6 @@ from .transport.buffered import BufferedTransport
 from .transport.endpoint import MCPEndpoint, Transport
 from .transport.front import Front
 from .transport.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS
-from .transport.streaming import StreamingTransport
 
 if TYPE_CHECKING:
     from .facade.routes import Facade
@@ -44,7 +41,7 @@ _warned: weakref.WeakSet[MCPApp] = weakref.WeakSet()
 """Apps already warned about scopes under auth `none` (once per app and process, however many kits)."""
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)  # a frozen dataclass (`dataclasses.replace`), built lean (protocol/values.py)
 class Stores:
     """Every store a kit keeps state in: all in memory, or all in one DynamoDB table (never a mix, which
     would split state between instances without anyone noticing)."""
@@ -99,19 +96,39 @@ class Stores:
         )
 
 
-@dataclass
-class Kit:
+class Kit(Struct):
     """The parts of one deployment, built from its settings: the app, stores, dispatcher and endpoint."""
 
+    __slots__ = ("app", "settings", "stores", "dispatcher", "endpoint", "access", "task_runtime", "facade")
     app: MCPApp
     settings: Settings
     stores: Stores
     dispatcher: Dispatcher
     endpoint: MCPEndpoint
     access: Access
-    task_runtime: TaskRuntime | None = None
-    facade: Facade | None = None
+    task_runtime: TaskRuntime | None
+    facade: Facade | None
     """The authorization facade (`LAMBDA_MCP_AUTH=proxy`), whose routes the ASGI app serves."""
+
+    def __init__(
+        self,
+        app: MCPApp,
+        settings: Settings,
+        stores: Stores,
+        dispatcher: Dispatcher,
+        endpoint: MCPEndpoint,
+        access: Access,
+        task_runtime: TaskRuntime | None = None,
+        facade: Facade | None = None,
+    ) -> None:
+        self.app = app
+        self.settings = settings
+        self.stores = stores
+        self.dispatcher = dispatcher
+        self.endpoint = endpoint
+        self.access = access
+        self.task_runtime = task_runtime
+        self.facade = facade
 
     def asgi(self, path: str = "/mcp") -> HttpApp:
         """The ASGI application serving this kit: `/mcp`, the well-known documents, `/healthz` (and the
@@ -154,6 +171,8 @@ def build_kit(
         stores = Stores.dynamodb(table, session_ttl_seconds=ttl, shards=shards) if table else Stores.memory()
     sessions, events = stores.sessions, stores.events
     if streaming and settings.session_cache_seconds > 0:  # one long-lived process: reuse recent reads
+        from .storage.cached import CachedSessions
+
         sessions = CachedSessions(sessions, settings.session_cache_seconds)
     runner = HandlerRunner(app, StateSealer(key), sync_in_threads=streaming, skip_waits=settings.skip_waits)
     tasks = _task_runtime(settings, streaming, stores.tasks, events, runner.execute_task)
@@ -185,7 +204,9 @@ def build_kit(
         stateless=stateless,
     )
     transport: Transport
-    if streaming:
+    if streaming:  # the streaming server's (`serve`, `dev`): a Lambda handler never loads it
+        from .transport.streaming import StreamingTransport
+
         transport = StreamingTransport(dispatcher, sessions, events, settings)
     else:
         transport = BufferedTransport(dispatcher, sessions, events, stores.calls, stores.changes, settings)
@@ -242,6 +263,8 @@ def _task_runtime(
 
         executor = DurableExecutor(durable)
     elif not settings.task_queue_url:
+        from .tasks.inprocess import InProcessExecutor
+
         executor = InProcessExecutor(lambda task_id: runtime.run(task_id))
     else:
         from .tasks.sqs import SqsExecutor

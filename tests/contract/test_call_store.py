@@ -3,7 +3,6 @@ conditioned on the version, cancellation that survives a (re)start, expiry."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import pytest
@@ -50,7 +49,7 @@ async def test_a_cancel_flags_a_known_call_and_writes_nothing_for_an_unknown_one
     now = time.time()
     assert await call_store.cancel("s1", "call~Nw", now) is None  # a request id the session never used
     assert await call_store.get("s1", "call~Nw", time.time()) is None
-    marker = await call_store.start(dataclasses.replace(_call(nonce="", created_at=now), task_id="t1"))
+    marker = await call_store.start(_call(nonce="", created_at=now).replace(task_id="t1"))
     assert marker.task_id == "t1" and not marker.cancelled
     flagged = await call_store.cancel("s1", "call~Nw", now + 1)
     assert flagged is not None and flagged.cancelled and flagged.task_id == "t1"

@@ -3,7 +3,6 @@ conditional writes (a final status never changes, a stale write loses), expiry, 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -56,7 +55,7 @@ async def test_the_state_machine_holds_across_writes(task_store: TaskStore) -> N
     with pytest.raises(InvalidTransition):
         transition(stored, "working", NOW + 4)
     with pytest.raises(ConflictError):  # even a write that skips the state machine cannot touch a final task
-        await task_store.save(dataclasses.replace(stored, status="working"))
+        await task_store.save(stored.replace(status="working"))
 
 
 async def test_a_stale_write_loses_so_cancel_and_completion_end_in_one_state(task_store: TaskStore) -> None:
@@ -121,7 +120,7 @@ CLAIMS = {"iss": "https://issuer.example.com", "sub": "alice", "groups": ["staff
 
 
 async def test_the_creators_claims_read_back_and_stay_out_of_the_listing(task_store: TaskStore) -> None:
-    task = dataclasses.replace(_task(), claims=CLAIMS)
+    task = _task().replace(claims=CLAIMS)
     await task_store.create(task)
     stored = await task_store.get(task.task_id, NOW)
     assert stored is not None and stored.claims == CLAIMS
@@ -139,7 +138,7 @@ async def test_a_task_written_before_claims_were_kept_still_reads(
     client, table = backend[1]
     task = _task()
     await task_store.create(task)
-    old = {name: value for name, value in dataclasses.asdict(task).items() if name != "claims"}
+    old = {name: value for name, value in task.as_dict().items() if name != "claims"}
     client.update_item(
         TableName=table,
         Key={keys.PK: {"S": keys.task_pk(task.task_id)}, keys.SK: {"S": keys.TASK_SK}},
@@ -166,7 +165,7 @@ async def test_a_void_fails_only_an_untouched_task_and_stands_in_for_one_not_wri
         await task_store.void(transition(task, "failed", NOW + 2, error=FAILED))
     claimed = _task()
     await task_store.create(claimed)
-    await task_store.save(dataclasses.replace(claimed, lease_owner="w", lease_expires_at=NOW + 60))
+    await task_store.save(claimed.replace(lease_owner="w", lease_expires_at=NOW + 60))
     with pytest.raises(ConflictError):  # a worker took it: a void never overwrites that
         await task_store.void(transition(claimed, "failed", NOW + 2, error=FAILED))
     late = _task()  # its create has not landed (yet): the void stands in, and a late create fails

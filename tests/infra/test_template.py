@@ -306,7 +306,9 @@ def test_the_worker_consumes_the_queue_one_task_at_a_time_by_default_and_the_dea
     worker, props = _function(cfn, WORKER_HANDLER)
     mappings = _of_type(cfn, "AWS::Lambda::EventSourceMapping").values()
     assert len(mappings) == 2
-    assert all(m["Properties"]["FunctionName"] == {"Ref": worker} for m in mappings)
+    live, _ = templates.alias(cfn, worker)  # SnapStart=on: its `live` alias (test_template_snapstart)
+    on_alias = {"Fn::If": ["SnapStartOn", {"Ref": live}, {"Ref": worker}]}
+    assert all(m["Properties"]["FunctionName"] == on_alias for m in mappings)
     assert {m["Condition"] for m in mappings} == {"SqsBackend"}
     by_source = {json.dumps(m["Properties"]["EventSourceArn"]): m["Properties"] for m in mappings}
     runs = by_source[json.dumps(_arn("TaskQueue"))]
@@ -329,11 +331,12 @@ def test_a_schedule_runs_the_sweeper_on_the_worker(cfn: dict[str, Any]) -> None:
     (rule_name, rule), *others = _of_type(cfn, "AWS::Events::Rule").items()
     assert not others
     assert rule["Properties"]["ScheduleExpression"] == "rate(5 minutes)"
-    assert [t["Arn"] for t in rule["Properties"]["Targets"]] == [_arn(worker)]
+    live, _ = templates.alias(cfn, worker)  # SAM points a function's events at its AutoPublishAlias
+    assert [t["Arn"] for t in rule["Properties"]["Targets"]] == [{"Ref": live}]
     (permission,) = [
         p["Properties"]
         for p in _of_type(cfn, "AWS::Lambda::Permission").values()
-        if p["Properties"]["FunctionName"] == {"Ref": worker}
+        if p["Properties"]["FunctionName"] == {"Ref": live}
     ]
     assert permission["Principal"] == "events.amazonaws.com" and permission["SourceArn"] == _arn(rule_name)
 

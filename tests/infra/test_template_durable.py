@@ -144,7 +144,8 @@ def test_nothing_but_the_http_function_and_the_sweeper_starts_the_durable_worker
     sweeper, _ = templates.function(cfn, WORKER_HANDLER)
     (rule,) = of_type(cfn, "AWS::Events::Rule").values()
     assert rule["Properties"]["ScheduleExpression"] == "rate(5 minutes)"
-    assert [t["Arn"] for t in rule["Properties"]["Targets"]] == [{"Fn::GetAtt": [sweeper, "Arn"]}]
+    sweeper_live, _ = templates.alias(cfn, sweeper)  # its `live` alias (test_template_snapstart)
+    assert [t["Arn"] for t in rule["Properties"]["Targets"]] == [{"Ref": sweeper_live}]
 
 
 def test_the_http_function_and_the_sweeper_are_told_the_backend_and_the_workers_alias() -> None:

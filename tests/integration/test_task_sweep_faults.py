@@ -16,7 +16,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -118,7 +118,7 @@ async def test_an_unreadable_task_item_is_set_aside_and_never_blocks_the_sweep(
     for record in (garbled, newer, *normal):
         await runtime.store.create(record)
     _overwrite(stack, garbled.task_id, body="{not json")
-    body = {**asdict(newer), "added_by_a_later_release": {"x": 1}}
+    body = {**newer.as_dict(), "added_by_a_later_release": {"x": 1}}
     _overwrite(stack, newer.task_id, body=json.dumps(body), listing=json.dumps(body))
 
     with caplog.at_level(logging.WARNING, logger="lambda_mcp"):

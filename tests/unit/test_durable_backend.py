@@ -4,7 +4,6 @@ reconcile with an execution's status, the operations budget, and idempotent star
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import subprocess
@@ -105,7 +104,7 @@ async def _overdue(runtime: TaskRuntime, task_id: str, **changes: Any) -> TaskRe
     )
     stored = await runtime.store.get(task_id, runtime.clock())
     assert stored is not None
-    overdue = dataclasses.replace(stored, due_at=runtime.clock() - 1, **changes)
+    overdue = stored.replace(due_at=runtime.clock() - 1, **changes)
     await runtime.store.save(overdue)
     return record
 

@@ -3,7 +3,6 @@ later one, then rolled back) is dropped with a warning, never a crash."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import secrets
@@ -32,13 +31,13 @@ def _record() -> TaskRecord:
 
 def test_every_stored_field_reads_back() -> None:
     record = _record()
-    assert TaskRecord.from_stored(json.loads(json.dumps(dataclasses.asdict(record)))) == record
+    assert TaskRecord.from_stored(json.loads(json.dumps(record.as_dict()))) == record
 
 
 def test_an_unknown_field_is_dropped_with_one_warning_per_field(caplog: pytest.LogCaptureFixture) -> None:
     record = _record()
     field = "added_later_" + secrets.token_hex(4)
-    stored = {**dataclasses.asdict(record), field: {"x": 1}}
+    stored = {**record.as_dict(), field: {"x": 1}}
     with caplog.at_level(logging.WARNING, logger="lambda_mcp"):
         assert TaskRecord.from_stored(stored) == record
         assert TaskRecord.from_stored(stored) == record
@@ -47,7 +46,7 @@ def test_an_unknown_field_is_dropped_with_one_warning_per_field(caplog: pytest.L
 
 
 def test_a_missing_required_field_still_raises() -> None:
-    stored = dataclasses.asdict(_record())
+    stored = _record().as_dict()
     del stored["owner"]
     with pytest.raises(TypeError):
         TaskRecord.from_stored(stored)

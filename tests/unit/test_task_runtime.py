@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -98,9 +97,7 @@ async def test_a_resumed_task_the_queue_refuses_stays_working_and_due_for_the_sw
     runtime = _runtime(executor)
     task = await _create(runtime)
     parked = await runtime.store.save(
-        dataclasses.replace(
-            task, status="input_required", input_requests={"q": {"method": "elicitation/create"}}, due_at=0.0
-        )
+        task.replace(status="input_required", input_requests={"q": {"method": "elicitation/create"}}, due_at=0.0)
     )
     executor.fail = True
     resumed = await runtime.answer(parked, {"q": {"action": "accept"}})
@@ -117,7 +114,7 @@ async def test_a_second_message_for_a_claimed_task_does_nothing() -> None:
     task = await _create(runtime)
     record = await runtime.store.get(task.task_id, runtime.clock())
     assert record is not None
-    await runtime.store.save(dataclasses.replace(record, lease_owner="other", lease_expires_at=runtime.clock() + 60))
+    await runtime.store.save(record.replace(lease_owner="other", lease_expires_at=runtime.clock() + 60))
     assert await runtime.work(task.task_id, "w", lease_seconds=30) == "skipped: claimed by a live lease"
     assert await runtime.dead_letter(task.task_id) == "skipped: claimed by a live lease"
 
@@ -145,7 +142,7 @@ async def test_a_sweep_goes_on_past_a_task_it_cannot_read_and_sweeps_it_next_tim
     for task in tasks:  # their workers died: the lease ran out
         record = await store.get(task.task_id, now)
         assert record is not None
-        await store.save(dataclasses.replace(record, attempts=1, lease_owner="dead", due_at=now - 1))
+        await store.save(record.replace(attempts=1, lease_owner="dead", due_at=now - 1))
     store.unreadable = tasks[7].task_id
     counts = await runtime.sweep(limit=25)
     assert counts["requeued"] == 39 and counts["errors"] == 1
@@ -249,7 +246,7 @@ class _ClaimedMeanwhile(InMemoryTaskStore):
             self.claim_before_save = False
             stored = await self.get(record.task_id, 0)
             assert stored is not None
-            await super().save(dataclasses.replace(stored, lease_owner="w", lease_expires_at=stored.created_at + 600))
+            await super().save(stored.replace(lease_owner="w", lease_expires_at=stored.created_at + 600))
         return await super().save(record)
 
 
@@ -266,8 +263,6 @@ async def test_a_failure_that_meets_a_fresh_claim_leaves_the_task_to_its_worker(
 async def test_failing_a_task_under_a_lease_writes_its_stop_flag() -> None:
     runtime = _runtime(Recorded())
     task = await _create(runtime)
-    leased = await runtime.store.save(
-        dataclasses.replace(task, lease_owner="w", lease_expires_at=runtime.clock() + 600)
-    )
+    leased = await runtime.store.save(task.replace(lease_owner="w", lease_expires_at=runtime.clock() + 600))
     settled = await runtime.settle(leased, "failed", error={"code": -32603, "message": "given up"})
     assert settled.status == "failed" and await runtime.store.stopped(task.task_id, runtime.clock())

@@ -23,18 +23,29 @@ sessions. Give callers that must be kept apart roles of their own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.values import Value, set_field
 
-@dataclass(frozen=True)
-class Identity:
+
+class Identity(Value):
     """An authenticated caller. `scopes` is what its token grants; `None` when scopes are not enforced
     (auth `none`), which lets every scope-protected tool, resource and prompt through."""
 
+    __slots__ = ("principal", "scopes", "claims")
     principal: str
-    scopes: frozenset[str] | None = frozenset()
-    claims: Mapping[str, Any] = field(default_factory=dict)
+    scopes: frozenset[str] | None
+    claims: Mapping[str, Any]
+
+    def __init__(
+        self,
+        principal: str,
+        scopes: frozenset[str] | None = frozenset(),
+        claims: Mapping[str, Any] | None = None,
+    ) -> None:
+        set_field(self, "principal", principal)
+        set_field(self, "scopes", scopes)
+        set_field(self, "claims", {} if claims is None else claims)
 
     def allows(self, needed: frozenset[str]) -> bool:
         return self.scopes is None or needed <= self.scopes

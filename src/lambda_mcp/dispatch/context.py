@@ -8,11 +8,11 @@ The transport builds both; dispatch and handlers only read the context and use t
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..protocol.jsonrpc import RequestId
-from ..server.call import no_claims
+from ..protocol.values import Struct, Value, set_field
+from ..server.call import NO_CLAIMS
 from ..server.middleware import RequestInfo
 from ..server.steps import Checkpoints
 from ..storage.records import SessionRecord
@@ -23,24 +23,56 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 Ask = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
-@dataclass(frozen=True)
-class RequestContext:
+class RequestContext(Value):
     """The request's era and negotiated version, the client's declared capabilities, the legacy session it
     belongs to, and who sent it (principal and token scopes, None when auth is `none`; token claims)."""
 
+    __slots__ = (
+        "era",
+        "version",
+        "client_capabilities",
+        "session",
+        "principal",
+        "scopes",
+        "request_id",
+        "body_bytes",
+        "claims",
+    )
     era: Era
     version: str
-    client_capabilities: Mapping[str, Any] = field(default_factory=dict)
-    session: SessionRecord | None = None
-    principal: str | None = None
-    scopes: frozenset[str] | None = None
-    request_id: RequestId | None = None
-    body_bytes: int = 0
+    client_capabilities: Mapping[str, Any]
+    session: SessionRecord | None
+    principal: str | None
+    scopes: frozenset[str] | None
+    request_id: RequestId | None
+    body_bytes: int
     """Size of the HTTP body the request came in (0: unknown): any part of the request is at most this
     big, so a size limit it fits needs no measuring."""
-    claims: Mapping[str, Any] = field(default_factory=no_claims)
+    claims: Mapping[str, Any]
     """The caller's validated token claims: its `Identity`'s own mapping, never copied (`Context` and
     `RequestInfo` show it read-only); a task's run has the creating request's, from the task record."""
+
+    def __init__(
+        self,
+        era: Era,
+        version: str,
+        client_capabilities: Mapping[str, Any] | None = None,
+        session: SessionRecord | None = None,
+        principal: str | None = None,
+        scopes: frozenset[str] | None = None,
+        request_id: RequestId | None = None,
+        body_bytes: int = 0,
+        claims: Mapping[str, Any] | None = None,
+    ) -> None:
+        set_field(self, "era", era)
+        set_field(self, "version", version)
+        set_field(self, "client_capabilities", {} if client_capabilities is None else client_capabilities)
+        set_field(self, "session", session)
+        set_field(self, "principal", principal)
+        set_field(self, "scopes", scopes)
+        set_field(self, "request_id", request_id)
+        set_field(self, "body_bytes", body_bytes)
+        set_field(self, "claims", NO_CLAIMS if claims is None else claims)
 
     def seen(
         self, method: str, params: dict[str, Any], state: Any, session_id: str | None, task_id: str | None = None
@@ -59,18 +91,21 @@ def _never() -> bool:
     return False
 
 
-@dataclass
-class WaitProgress:
+class WaitProgress(Struct):
     """What a legacy `tasks/result` wait delivered so far; a buffered transport carries it across resumptions."""
 
-    relayed: int = 0
+    __slots__ = ("relayed", "asked")
+    relayed: int
     """The sequence number of the last task notification relayed."""
-    asked: list[str] = field(default_factory=list)
+    asked: list[str]
     """Input keys whose requests went to the client."""
 
+    def __init__(self, relayed: int = 0, asked: list[str] | None = None) -> None:
+        self.relayed = relayed
+        self.asked = [] if asked is None else asked
 
-@dataclass
-class Channel:
+
+class Channel(Struct):
     """How a handler reaches the client, supplied by the transport for the request's era and transport.
 
     `send` delivers a notification or server-to-client request on the request's own stream; `ask` sends
@@ -81,24 +116,55 @@ class Channel:
     (None: outside a task, they run in the request).
     """
 
-    send: Send = _drop
-    ask: Ask | None = None
-    round: BufferedRound | None = None
-    is_cancelled: Callable[[], bool] = _never
-    close_stream: Callable[[], Awaitable[None]] | None = None
-    deadline: float | None = None
-    wait: WaitProgress = field(default_factory=WaitProgress)
-    checkpoints: Checkpoints | None = None
+    __slots__ = ("send", "ask", "round", "is_cancelled", "close_stream", "deadline", "wait", "checkpoints")
+    send: Send
+    ask: Ask | None
+    round: BufferedRound | None
+    is_cancelled: Callable[[], bool]
+    close_stream: Callable[[], Awaitable[None]] | None
+    deadline: float | None
+    wait: WaitProgress
+    checkpoints: Checkpoints | None
+
+    def __init__(
+        self,
+        send: Send = _drop,
+        ask: Ask | None = None,
+        round: BufferedRound | None = None,
+        is_cancelled: Callable[[], bool] = _never,
+        close_stream: Callable[[], Awaitable[None]] | None = None,
+        deadline: float | None = None,
+        wait: WaitProgress | None = None,
+        checkpoints: Checkpoints | None = None,
+    ) -> None:
+        self.send = send
+        self.ask = ask
+        self.round = round
+        self.is_cancelled = is_cancelled
+        self.close_stream = close_stream
+        self.deadline = deadline
+        self.wait = WaitProgress() if wait is None else wait
+        self.checkpoints = checkpoints
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(Value):
     """What `Dispatcher.handle` answers with: the JSON-RPC response (None: the client cancelled the request),
     its HTTP status, and the session an `initialize` opened."""
 
+    __slots__ = ("response", "status", "session")
     response: dict[str, Any] | None
-    status: int = 200
-    session: SessionRecord | None = None
+    status: int
+    session: SessionRecord | None
+
+    def __init__(
+        self,
+        response: dict[str, Any] | None,
+        status: int = 200,
+        session: SessionRecord | None = None,
+    ) -> None:
+        set_field(self, "response", response)
+        set_field(self, "status", status)
+        set_field(self, "session", session)
 
 
 Handler = Callable[[dict[str, Any], RequestContext, Channel], Awaitable[dict[str, Any]]]

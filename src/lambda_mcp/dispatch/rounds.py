@@ -18,26 +18,38 @@ run must then
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.ids import CallInputId, CallStream
 from ..protocol.outbox import Outbox
+from ..protocol.values import Value, set_field
 from ..server.suspensions import CallSuspended
 
 __all__ = ["BufferedRound", "Outbox", "Recorded"]
 
 
-@dataclass(frozen=True)
-class Recorded:
+class Recorded(Value):
     """What the rounds before this run left: the client's answers by input key, how many of the run's
     outgoing messages were delivered, and how many stream closes were passed."""
 
-    answers: Mapping[str, dict[str, Any]] = field(default_factory=dict)
-    delivered: int = 0
-    checkpoints: int = 0
-    call_key: str = ""
+    __slots__ = ("answers", "delivered", "checkpoints", "call_key")
+    answers: Mapping[str, dict[str, Any]]
+    delivered: int
+    checkpoints: int
+    call_key: str
     """The same for every run of one call (`ctx.idempotency_key`): minted by its first run."""
+
+    def __init__(
+        self,
+        answers: Mapping[str, dict[str, Any]] | None = None,
+        delivered: int = 0,
+        checkpoints: int = 0,
+        call_key: str = "",
+    ) -> None:
+        set_field(self, "answers", {} if answers is None else answers)
+        set_field(self, "delivered", delivered)
+        set_field(self, "checkpoints", checkpoints)
+        set_field(self, "call_key", call_key)
 
 
 class BufferedRound:

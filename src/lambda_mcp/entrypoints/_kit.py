@@ -7,6 +7,7 @@ into one process, where they then share one kit (and so one in-memory state).
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import TYPE_CHECKING
 
 from ..config import Settings
@@ -32,3 +33,18 @@ def lambda_observer() -> Observer:
 
     kit = lambda_kit()
     return Observer(kit.settings, kit.app.name)
+
+
+def register_snapstart_hooks(entrypoint: str) -> bool:
+    """SnapStart's runtime hooks for the entrypoint module `entrypoint` (_snapstart.py), where the Lambda runtime
+    provides `snapshot_restore_py` (Python 3.12+); anywhere else, all this costs is one failed import."""
+    try:
+        library = importlib.import_module("snapshot_restore_py")
+    except ImportError:
+        return False
+    if not all(hasattr(library, name) for name in ("register_before_snapshot", "register_after_restore")):
+        return False  # something else by that name (a folder on the path): not the runtime's library
+    from ._snapstart import register
+
+    register(entrypoint, library)
+    return True

@@ -18,9 +18,10 @@ from ..observe.invocation import invocation, note
 from ..server.changes import publishing_to
 from ..tasks.durable import name_own_alias
 from ..tasks.durable_run import execute, task_id_of
-from ._kit import lambda_kit, lambda_observer
+from ._kit import lambda_kit, lambda_observer, register_snapstart_hooks
 from ._loop import start_lifespan
 
+register_snapstart_hooks(__name__)  # SnapStart's runtime hooks, as in the task worker
 name_own_alias(os.environ)  # template.yaml cannot set it: the alias is the function's own
 kit = lambda_kit()
 if kit.task_runtime is None or kit.settings.task_backend != "durable":

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..worker import handle_event
-from ._kit import lambda_kit, lambda_observer
+from ._kit import lambda_kit, lambda_observer, register_snapstart_hooks
 from ._loop import start_lifespan
 
+register_snapstart_hooks(__name__)  # SnapStart's runtime hooks (its clients built before the snapshot; no priming)
 kit = lambda_kit()
 if kit.task_runtime is None:
     raise RuntimeError("the task worker needs LAMBDA_MCP_TASK_QUEUE_URL (and LAMBDA_MCP_TABLE_NAME) to be set")

@@ -21,11 +21,11 @@ or `~`: so `.` separates the parts of event and request ids, and `~` those of st
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
 from . import b64url
 from .jsonrpc import RequestId
 from .limits import MAX_TASK_ID_CHARS
+from .values import Value, set_field
 
 _ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _HEX = frozenset("0123456789abcdef")
@@ -52,46 +52,59 @@ def could_be_task_id(text: str) -> bool:
 
 
 # -- event-log streams --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CallStream:
+class CallStream(Value):
     """The event-log stream of a legacy call suspended on a buffered transport."""
 
+    __slots__ = ("request_id",)
     request_id: RequestId
     PREFIX = "call~"
+
+    def __init__(self, request_id: RequestId) -> None:
+        set_field(self, "request_id", request_id)
 
     def format(self) -> str:
         return self.PREFIX + b64url.encode_request_id(self.request_id)
 
 
-@dataclass(frozen=True)
-class WaitStream:
+class WaitStream(Value):
     """The event-log stream of a buffered legacy `tasks/result` wait: it names the request to re-run."""
 
+    __slots__ = ("task_id", "request_id")
     task_id: str
     request_id: RequestId
     PREFIX = "taskresult~"
+
+    def __init__(self, task_id: str, request_id: RequestId) -> None:
+        set_field(self, "task_id", task_id)
+        set_field(self, "request_id", request_id)
 
     def format(self) -> str:
         return f"{self.PREFIX}{self.task_id}~{b64url.encode_request_id(self.request_id)}"
 
 
-@dataclass(frozen=True)
-class TaskStream:
+class TaskStream(Value):
     """The event-log stream of what a legacy task's runs send (relayed by `tasks/result`)."""
 
+    __slots__ = ("task_id",)
     task_id: str
     PREFIX = "task-"
+
+    def __init__(self, task_id: str) -> None:
+        set_field(self, "task_id", task_id)
 
     def format(self) -> str:
         return self.PREFIX + self.task_id
 
 
-@dataclass(frozen=True)
-class LiveStream:
+class LiveStream(Value):
     """The stream of a call a streaming server is running."""
 
+    __slots__ = ("token",)
     token: str
     PREFIX = "live~"
+
+    def __init__(self, token: str) -> None:
+        set_field(self, "token", token)
 
     @classmethod
     def new(cls) -> LiveStream:
@@ -122,13 +135,18 @@ def parse_stream(text: str) -> Stream | None:
 
 
 # -- SSE event ids --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class EventId:
+class EventId(Value):
     """An event of an event-log stream: its stream name, sequence number (from 1) and a nonce."""
 
+    __slots__ = ("stream", "seq", "nonce")
     stream: str
     seq: int
     nonce: str
+
+    def __init__(self, stream: str, seq: int, nonce: str) -> None:
+        set_field(self, "stream", stream)
+        set_field(self, "seq", seq)
+        set_field(self, "nonce", nonce)
 
     @classmethod
     def new(cls, stream: str, seq: int) -> EventId:
@@ -143,12 +161,15 @@ class EventId:
         return parse_stream(self.stream)
 
 
-@dataclass(frozen=True)
-class ChangesCursor:
+class ChangesCursor(Value):
     """Where a buffered legacy GET stream's next poll reads the change feed from."""
 
+    __slots__ = ("cursor",)
     cursor: str
     PREFIX = "changes~"
+
+    def __init__(self, cursor: str) -> None:
+        set_field(self, "cursor", cursor)
 
     def format(self) -> str:
         return self.PREFIX + self.cursor
@@ -188,37 +209,49 @@ def parse_last_event_id(text: str) -> EventId | ChangesCursor | None:
 
 
 # -- ids of server-to-client requests ---------------------------------------------------------
-@dataclass(frozen=True)
-class CallInputId:
+class CallInputId(Value):
     """A request of a suspended legacy call to its client: the call, the input key and the call's nonce."""
 
+    __slots__ = ("stream", "key", "nonce")
     stream: CallStream
     key: str
     nonce: str
     PREFIX = "srv."
 
+    def __init__(self, stream: CallStream, key: str, nonce: str) -> None:
+        set_field(self, "stream", stream)
+        set_field(self, "key", key)
+        set_field(self, "nonce", nonce)
+
     def format(self) -> str:
         return f"{self.PREFIX}{self.stream.format()}.{b64url.encode_text(self.key)}.{self.nonce}"
 
 
-@dataclass(frozen=True)
-class TaskInputId:
+class TaskInputId(Value):
     """A request of a legacy task to its client (sent by `tasks/result`): the task and the input key."""
 
+    __slots__ = ("task_id", "key")
     task_id: str
     key: str
     PREFIX = "task."
+
+    def __init__(self, task_id: str, key: str) -> None:
+        set_field(self, "task_id", task_id)
+        set_field(self, "key", key)
 
     def format(self) -> str:
         return f"{self.PREFIX}{self.task_id}.{b64url.encode_text(self.key)}"
 
 
-@dataclass(frozen=True)
-class LiveInputId:
+class LiveInputId(Value):
     """A request of a call running on a streaming server to its client."""
 
+    __slots__ = ("token",)
     token: str
     PREFIX = "s-"
+
+    def __init__(self, token: str) -> None:
+        set_field(self, "token", token)
 
     @classmethod
     def new(cls) -> LiveInputId:

@@ -3,29 +3,43 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
 from .errors import INVALID_REQUEST, PARSE_ERROR, MCPError
 from .limits import MAX_DEPTH, MAX_ID_BYTES, MAX_INTEGER_ID
+from .values import Value, set_field
 
 RequestId = str | int
 Kind = Literal["request", "notification", "response"]
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(Value):
     """One classified JSON-RPC message.
 
     `id` is set for requests and responses; `method`/`params` for requests and notifications;
     `result`/`error` for responses.
     """
 
+    __slots__ = ("kind", "raw", "id", "method", "params")
     kind: Kind
     raw: dict[str, Any]
-    id: RequestId | None = None
-    method: str = ""
-    params: dict[str, Any] | None = None
+    id: RequestId | None
+    method: str
+    params: dict[str, Any] | None
+
+    def __init__(
+        self,
+        kind: Kind,
+        raw: dict[str, Any],
+        id: RequestId | None = None,
+        method: str = "",
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "raw", raw)
+        set_field(self, "id", id)
+        set_field(self, "method", method)
+        set_field(self, "params", params)
 
 
 def valid_id(value: object) -> TypeGuard[RequestId]:

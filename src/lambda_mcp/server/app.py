@@ -10,7 +10,6 @@ from . import _signature, apps
 from ._refusals import duplicate, refused
 from .changes import ChangeFeed
 from .completions import Completion
-from .connections import Connection, declare
 from .errors import DeclarationError
 from .existing import ExistingTools
 from .lifespan import Lifespan, LifespanFunction
@@ -20,6 +19,7 @@ from .resources import Resource, build_resource
 from .tools import Tool, ToolDeclarations
 
 if TYPE_CHECKING:
+    from .connections import Connection
     from .mount.remote import MountedResource, RemoteMount
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -282,6 +282,8 @@ class MCPApp(ToolDeclarations, ExistingTools):
         """Declare an OAuth 2.0 provider that tools call as the user: `authorize_url`, `token_url`,
         `client_id`, `client_secret` (a value, or `secretsmanager:...` / `ssm:...`), `scopes`,
         `authorize_params`. Tools then ask for the caller's token with `await ctx.connection(name)`."""
+        from .connections import declare  # an app without connections never loads them
+
         if name in self.connections:
             raise DeclarationError(f"connection {name!r} is declared twice")
         self.connections[name] = declare(name, **declared)

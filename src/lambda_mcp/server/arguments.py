@@ -15,9 +15,9 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
+from ..protocol.values import Value, set_field
 from ._refusals import refused
 
 if TYPE_CHECKING:
@@ -31,15 +31,22 @@ class InvalidArguments(Exception):
     """The arguments do not fit the signature; the message names each field and what is wrong."""
 
 
-@dataclass(frozen=True)
-class _Plain:
+class _Plain(Value):
     """One parameter of a tool whose arguments need no pydantic: a plain type, checked by hand."""
 
+    __slots__ = ("name", "kind", "optional", "required", "default")
     name: str
     kind: Any  # int, float, str, bool, or Any
     optional: bool  # `X | None`
     required: bool
     default: Any
+
+    def __init__(self, name: str, kind: Any, optional: bool, required: bool, default: Any) -> None:
+        set_field(self, "name", name)
+        set_field(self, "kind", kind)
+        set_field(self, "optional", optional)
+        set_field(self, "required", required)
+        set_field(self, "default", default)
 
 
 class Arguments:

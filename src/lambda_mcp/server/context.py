@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..protocol import revisions
 from ..protocol.errors import MISSING_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, MCPError
 from ..protocol.names import LOG_LEVELS
 from .call import CallInfo, Hooks, read_only
 from .credentials import NO_CREDENTIALS, Credentials, CredentialsUnavailable
-from .elicitation import Elicitation, form_for
-from .sampling import Sampled, sampling_params
 from .steps import InlineCheckpoints, Steps
 from .suspensions import CancelledByClient
+
+if TYPE_CHECKING:  # imported by `elicit` and `sample`: a call that asks nothing loads neither
+    from .elicitation import Elicitation
+    from .sampling import Sampled
 
 T = TypeVar("T")
 
@@ -212,6 +214,8 @@ class Context:
         `.data`, the validated instance, on accept. With a JSON Schema dict the answer is the raw
         `ElicitResult` dict (`action`, `content`). `key` names the question (default: `elicit`, then
         `elicit#2`, ... in the order asked)."""
+        from .elicitation import form_for
+
         form = None if isinstance(schema, dict) else form_for(schema)
         params = {"message": message, "requestedSchema": schema if form is None else form.schema}
         answer = await self._ask_one(self._key("elicit", key), "elicitation/create", params)
@@ -308,6 +312,8 @@ class Context:
         model name hints. `tools` and `tool_choice` need a 2025-11-25 or 2026 client that declared
         `sampling.tools` (else the tool fails with a clear error); other `options` go into the params
         as they are (`includeContext`, `metadata`)."""
+        from .sampling import Sampled, sampling_params
+
         params = sampling_params(
             messages,
             max_tokens=max_tokens,

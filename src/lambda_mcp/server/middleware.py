@@ -20,13 +20,14 @@ answers (2026 MRTR rounds, buffered legacy resumptions), and each run goes throu
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from ..protocol.values import lean_dataclass
 from .call import NO_CLAIMS, no_claims, read_only
 
 
-@dataclass(frozen=True, init=False)
+@lean_dataclass(frozen=True)  # a frozen dataclass, built lean (protocol/values.py); its `__init__` its own
 class RequestInfo:
     """One request as middleware sees it. `params` is the request's own dict: treat it as read-only,
     or pass `dataclasses.replace(request, params=...)` to `call_next`."""

@@ -6,10 +6,10 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from ..protocol.errors import invalid_params
+from ..protocol.values import lean_dataclass
 from . import _signature
 from ._models import loaded_wire_types
 from ._refusals import refused
@@ -17,7 +17,7 @@ from .context import Context
 from .tools import to_content
 
 
-@dataclass
+@lean_dataclass  # a dataclass (server/mount/ copies prompts with `dataclasses.replace`), built lean
 class Prompt:
     """A registered prompt: its function, name, definition and the parameter that takes the context."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..protocol.values import lean_dataclass
 from . import _signature
 from ._models import loaded_wire_types
 from ._refusals import refused
@@ -16,7 +16,7 @@ from .context import Context
 _VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
 
 
-@dataclass
+@lean_dataclass  # a dataclass (server/mount/ copies resources with `dataclasses.replace`), built lean
 class Resource:
     """A static resource (`uri`) or a template (`uri_template` with `{var}` parts)."""
 

@@ -8,11 +8,12 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ..observe.invocation import count, milliseconds
 from ..protocol.errors import KitFailure, MCPError
+from ..protocol.values import lean_dataclass
 from . import _signature, apps
 from ._models import loaded_pydantic, loaded_wire_types
 from ._refusals import duplicate, refused
@@ -28,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 Forward = Callable[[dict[str, Any], Context], Awaitable[Any]]
 
 
-@dataclass
+@lean_dataclass  # a dataclass (server/mount/ copies tools with `dataclasses.replace`), built lean
 class Tool:
     """One tool: its wire definition and the function that runs it."""
 

@@ -12,7 +12,6 @@ not use it.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -76,4 +75,4 @@ class CachedSessions:
 
 def _copy(record: SessionRecord) -> SessionRecord:
     """A record of its own for each request (a batch may change its copy's log level)."""
-    return dataclasses.replace(record, subscriptions=set(record.subscriptions))
+    return record.replace(subscriptions=set(record.subscriptions))

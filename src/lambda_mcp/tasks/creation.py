@@ -28,7 +28,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import logging
@@ -159,7 +158,7 @@ async def earlier(store: TaskStore, clock: Callable[[], float], key: str, record
             continue
         first = await store.get(first_id, clock())
         if first is None:  # bound by a request that stopped before its task was written (or is writing it)
-            stand_in = dataclasses.replace(record, task_id=first_id)
+            stand_in = record.replace(task_id=first_id)
             first = await void(store, clock, stand_in, UNCONFIRMED) or await store.get(first_id, clock())
         if first is not None and not create_failed(first):
             return first

@@ -25,8 +25,7 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
-import anyio.to_thread
-
+from ..storage.aws_clients import in_thread
 from .model import TaskRecord
 
 logger = logging.getLogger("lambda_mcp")
@@ -81,8 +80,12 @@ class DurableExecutor:
             self._client = default_client()
         return self._client
 
+    def prepare(self) -> None:
+        """Build the client now rather than for the first task (SnapStart: before the snapshot)."""
+        self._lambda()
+
     async def _call(self, method: str, **params: Any) -> Any:
-        return await anyio.to_thread.run_sync(functools.partial(getattr(self._lambda(), method), **params))
+        return await in_thread(functools.partial(getattr(self._lambda(), method), **params))
 
     async def submit(self, task_id: str) -> None:
         """Start the task's execution, or find it started: the same name and payload give the same execution."""

@@ -251,8 +251,7 @@ async def _run_round(
             settled = await runtime.settle(record, "failed", error=gave_up(record))
             return {"kind": settled.status}
         now = runtime.clock()
-        claim = dataclasses.replace(
-            record,
+        claim = record.replace(
             execution_arn=arn,
             attempts=record.attempts + 1,
             updated_at=now,

@@ -4,9 +4,9 @@ the function that performs one (dispatch provides it) and how a run ended."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..protocol.values import Struct, Value, set_field
 from ..server.steps import Checkpoints
 from .model import TaskRecord
 
@@ -23,15 +23,25 @@ class Executor(Protocol):
         """Best effort: stop a run in progress on this machine (the durable status is what counts)."""
 
 
-@dataclass(frozen=True)
-class Submitted:
+class Submitted(Value):
     """What became of the tasks `submit_all` was given, each in one list: `sent` (SQS took the message),
     `failed` (refused: not sent) and `ambiguous` (the request raised, past its client's retries, so the
     message may have been delivered anyway: a send can land and answer 500)."""
 
-    sent: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    ambiguous: list[str] = field(default_factory=list)
+    __slots__ = ("sent", "failed", "ambiguous")
+    sent: list[str]
+    failed: list[str]
+    ambiguous: list[str]
+
+    def __init__(
+        self,
+        sent: list[str] | None = None,
+        failed: list[str] | None = None,
+        ambiguous: list[str] | None = None,
+    ) -> None:
+        set_field(self, "sent", [] if sent is None else sent)
+        set_field(self, "failed", [] if failed is None else failed)
+        set_field(self, "ambiguous", [] if ambiguous is None else ambiguous)
 
 
 async def submit_all(executor: Executor, task_ids: list[str]) -> Submitted:
@@ -52,30 +62,52 @@ async def submit_all(executor: Executor, task_ids: list[str]) -> Submitted:
     return done
 
 
-@dataclass
-class Outcome:
+OutcomeKind = Literal["completed", "failed", "input_required", "cancelled", "sleeping"]
+
+
+class Outcome(Struct):
     """How a run of the tool ended."""
 
-    kind: Literal["completed", "failed", "input_required", "cancelled", "sleeping"]
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    input_requests: dict[str, dict[str, Any]] | None = None
-    wake_at: float = 0.0
+    __slots__ = ("kind", "result", "error", "input_requests", "wake_at")
+    kind: OutcomeKind
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    input_requests: dict[str, dict[str, Any]] | None
+    wake_at: float
     """`sleeping`: when the task runs again (`ctx.sleep` ended the run)."""
+
+    def __init__(
+        self,
+        kind: OutcomeKind,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        input_requests: dict[str, dict[str, Any]] | None = None,
+        wake_at: float = 0.0,
+    ) -> None:
+        self.kind = kind
+        self.result = result
+        self.error = error
+        self.input_requests = input_requests
+        self.wake_at = wake_at
 
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class TaskRun:
+class TaskRun(Value):
     """What one run of a task gets besides its record, from the backend that runs it: a cancellation check,
     where its notifications go (tasks/notify.py), and where its steps and sleeps are kept (`Checkpoints`:
     the task store on the SQS and in-process backends, tasks/steps.py). `TaskRuntime.task_run` builds it."""
 
+    __slots__ = ("is_cancelled", "notify", "checkpoints")
     is_cancelled: Callable[[], bool]
     notify: Notify
     checkpoints: Checkpoints
+
+    def __init__(self, is_cancelled: Callable[[], bool], notify: Notify, checkpoints: Checkpoints) -> None:
+        set_field(self, "is_cancelled", is_cancelled)
+        set_field(self, "notify", notify)
+        set_field(self, "checkpoints", checkpoints)
 
 
 Execute = Callable[[TaskRecord, TaskRun], Awaitable[Outcome]]

@@ -9,7 +9,6 @@ status not being final), so a cancel and a completion racing each other end in e
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from ..storage.records import TERMINAL, TaskRecord, TaskStatus
@@ -35,4 +34,4 @@ def transition(record: TaskRecord, status: TaskStatus, now: float, **changes: An
         raise InvalidTransition(f"task {record.task_id} is already {record.status}")
     if status != record.status and status not in ALLOWED[record.status]:
         raise InvalidTransition(f"task {record.task_id}: {record.status} -> {status} is not allowed")
-    return dataclasses.replace(record, status=status, updated_at=now, **changes)
+    return record.replace(status=status, updated_at=now, **changes)

@@ -11,7 +11,6 @@ tasks/steps.py) leaves the task `working` and asleep; the executor, or the sweep
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import time
@@ -160,7 +159,7 @@ class TaskRuntime:
         except Exception:
             logger.exception("could not queue task %s; the sweeper will", record.task_id)
             with contextlib.suppress(ConflictError):  # a cancel or a claim moved it on: nothing to hand over
-                await self.store.save(dataclasses.replace(record, due_at=self.clock()))
+                await self.store.save(record.replace(due_at=self.clock()))
 
     async def get(self, task_id: str, owner: str) -> TaskRecord | None:
         record = await self.store.get(task_id, self.clock())
@@ -300,8 +299,7 @@ class TaskRuntime:
             await self._settle(record, "failed", error=sweeper.gave_up(record))
             return "failed: attempts exhausted"
         lease_end = now + lease_seconds
-        claim = dataclasses.replace(
-            record,
+        claim = record.replace(
             lease_owner=worker_id,
             lease_expires_at=lease_end,
             attempts=record.attempts + 1,
@@ -309,7 +307,7 @@ class TaskRuntime:
             wake_at=0.0,
         )
         try:  # a claim whose answer was lost is recognised by the re-read, and runs
-            claimed = await saved(self.store, self.clock, dataclasses.replace(claim, updated_at=now), "a claim")
+            claimed = await saved(self.store, self.clock, claim.replace(updated_at=now), "a claim")
         except ConflictError:
             return "skipped: changed while claiming"  # another worker claimed it, or it was cancelled
         outcome = await self._run_watched(claimed)

@@ -14,9 +14,8 @@ import logging
 import math
 from typing import Any
 
-import anyio.to_thread
-
 from ..observe.invocation import correlation_id
+from ..storage.aws_clients import in_thread
 from .execution import Submitted
 
 logger = logging.getLogger("lambda_mcp")
@@ -79,6 +78,10 @@ class SqsExecutor:
             self._client = client_for(self.queue_url)
         return self._client
 
+    def prepare(self) -> None:
+        """Build the client now rather than for the first task (SnapStart: before the snapshot)."""
+        self._sqs()
+
     async def submit(self, task_id: str, delay_seconds: int = 0) -> None:
         send = functools.partial(
             self._sqs().send_message,
@@ -87,7 +90,7 @@ class SqsExecutor:
             MessageAttributes=_attributes(),
             **({"DelaySeconds": delay_seconds} if delay_seconds else {}),
         )
-        await anyio.to_thread.run_sync(send)  # off the event loop, like every storage call
+        await in_thread(send)  # off the event loop, like every storage call
 
     async def submit_later(self, task_id: str, delay: float) -> None:
         """A message delayed past the wake-up (whole seconds, one more: a message that comes early is skipped)
@@ -119,7 +122,7 @@ class SqsExecutor:
         send = functools.partial(self._sqs().send_message_batch, QueueUrl=self.queue_url, Entries=entries)
         try:
             async with room:
-                answer = await anyio.to_thread.run_sync(send)
+                answer = await in_thread(send)
         except Exception:
             logger.exception("could not queue %d tasks (their messages may have been delivered)", len(task_ids))
             return [], [], task_ids

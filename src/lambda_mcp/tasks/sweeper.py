@@ -13,7 +13,6 @@ else (an item this release cannot read, a bug) is counted, logged, and takes it 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -132,9 +131,7 @@ async def _sweep_one(runtime: Runtime, task_id: str, counts: dict[str, int]) -> 
         await runtime.settle(record, "failed", error=gave_up(record))
         counts["failed"] += 1
         return None
-    requeued = dataclasses.replace(
-        record, **{**RELEASED, "due_at": now + runtime.requeue_after_seconds}, updated_at=now
-    )
+    requeued = record.replace(**{**RELEASED, "due_at": now + runtime.requeue_after_seconds}, updated_at=now)
     try:
         await runtime.store.save(requeued)
     except ConflictError:  # claimed, answered or cancelled meanwhile: its new state says what happens
@@ -160,7 +157,7 @@ async def _reconcile(runtime: Runtime, record: TaskRecord, status: str | None, c
         counts["failed"] += 1
         return None
     attempts = record.attempts + 1 if status is None else record.attempts
-    later = dataclasses.replace(record, due_at=now + runtime.requeue_after_seconds, attempts=attempts, updated_at=now)
+    later = record.replace(due_at=now + runtime.requeue_after_seconds, attempts=attempts, updated_at=now)
     try:
         await runtime.store.save(later)
     except ConflictError:  # claimed, answered or cancelled meanwhile

@@ -6,7 +6,6 @@ client's retries) re-reads the task, and recognises its own write by the next ve
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Callable
 
@@ -28,7 +27,7 @@ def holds(stored: TaskRecord, written: TaskRecord) -> bool:
     that was reported failed had landed before its answer was lost."""
     if stored.version != written.version + 1:
         return False
-    mine, theirs = dataclasses.asdict(written), dataclasses.asdict(stored)
+    mine, theirs = written.as_dict(), stored.as_dict()
     return all(mine[k] == theirs[k] for k in mine if k not in _VOLATILE)
 
 

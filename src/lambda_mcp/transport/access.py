@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -24,6 +23,7 @@ from ..auth.metadata import CHALLENGE_COPY, WELL_KNOWN, challenge, dpop_challeng
 from ..config import LOOPBACK_NAMES, Settings
 from ..protocol import jsonrpc
 from ..protocol.errors import INVALID_REQUEST
+from ..protocol.values import Value, set_field
 from ..server.app import MCPApp
 from .replies import json_reply
 
@@ -33,14 +33,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lambda_mcp.auth")
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(Value):
     """Where this deployment is: its resource URL and where its protected resource metadata is."""
 
+    __slots__ = ("resource", "metadata")
     resource: str
     """The canonical URL of the MCP endpoint (the RFC 8707 resource, the default token audience)."""
     metadata: str
     """Where this deployment serves the protected resource metadata for it."""
+
+    def __init__(self, resource: str, metadata: str) -> None:
+        set_field(self, "resource", resource)
+        set_field(self, "metadata", metadata)
 
 
 def _external_path(request: Request) -> str:

@@ -5,7 +5,6 @@ transports with the same interface serves it: `StreamingTransport` (a long-lived
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
@@ -170,7 +169,7 @@ class MCPEndpoint:
                 error = {"code": INVALID_REQUEST, "message": "initialize must not be batched"}
                 answers.append(jsonrpc.error_message(message.id, error))
             else:
-                context = dataclasses.replace(batch.context, request_id=message.id)
+                context = batch.context.replace(request_id=message.id)
                 answer = await self.dispatcher.handle(message, context, Channel())
                 if answer.response is not None:
                     answers.append(answer.response)

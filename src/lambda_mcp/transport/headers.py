@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-import decimal
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import HEADER_MISMATCH, MCPError
 from ..protocol.request_headers import as_header_text, encode, name_key
+from ..protocol.values import Value, set_field
 
+if TYPE_CHECKING:
+    import decimal
 _ENCODED = re.compile(r"^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NOUNS = {"tools/call": "tool name", "prompts/get": "prompt name", "resources/read": "resource URI"}
@@ -30,17 +31,24 @@ def mismatch(message: str) -> MCPError:
     return MCPError(HEADER_MISMATCH, message, http_status=400)
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Value):
     """One thing wrong with a 2026 request: its `kind` ("missing", "mismatched", "invalid", "unsupported"),
     the `item` with what to send (how a list of several names it), the message it gets when it is the only
     one (`alone`), and the JSON-RPC code and data it is answered with then."""
 
+    __slots__ = ("kind", "item", "alone", "code", "data")
     kind: str
     item: str
     alone: str
-    code: int = HEADER_MISMATCH
-    data: Any = None
+    code: int
+    data: Any
+
+    def __init__(self, kind: str, item: str, alone: str, code: int = HEADER_MISMATCH, data: Any = None) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "item", item)
+        set_field(self, "alone", alone)
+        set_field(self, "code", code)
+        set_field(self, "data", data)
 
 
 _KINDS = ("missing", "mismatched", "invalid", "unsupported")
@@ -118,6 +126,8 @@ def _same(header_value: str, body_value: Any) -> bool:
 def _number(value: str | int | float) -> decimal.Decimal | None:
     """A number compared exactly, however large (a float conversion overflows past 1e308); None if it is
     not one (or not finite)."""
+    import decimal  # only a numeric `Mcp-Param-*` header needs it: most requests never load it
+
     try:
         number = decimal.Decimal(value if isinstance(value, str) else repr(value))
     except (decimal.InvalidOperation, ValueError):

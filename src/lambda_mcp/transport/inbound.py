@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -17,87 +16,127 @@ from ..dispatch.context import RequestContext
 from ..protocol import revisions
 from ..protocol.ids import ChangesCursor, EventId
 from ..protocol.jsonrpc import Message, RequestId, valid_id
+from ..protocol.values import Value, set_field
 from ..server.call import NO_CLAIMS
 from ..storage.records import SessionRecord
 
 
-@dataclass(frozen=True)
-class Accepts:
+class Accepts(Value):
     """What the client's `Accept` header allows (a missing header accepts both)."""
 
+    __slots__ = ("json", "sse")
     json: bool
     sse: bool
 
+    def __init__(self, json: bool, sse: bool) -> None:
+        set_field(self, "json", json)
+        set_field(self, "sse", sse)
 
-@dataclass(frozen=True)
-class Call:
+
+class Call(Value):
     """A request to run: `initialize`, or any method of either era."""
 
+    __slots__ = ("message", "context", "accepts")
     message: Message
     context: RequestContext
     accepts: Accepts
 
+    def __init__(self, message: Message, context: RequestContext, accepts: Accepts) -> None:
+        set_field(self, "message", message)
+        set_field(self, "context", context)
+        set_field(self, "accepts", accepts)
 
-@dataclass(frozen=True)
-class Listen:
+
+class Listen(Value):
     """A 2026 `subscriptions/listen`: `honoured` is the part of the client's filter the server serves."""
 
+    __slots__ = ("message", "honoured", "principal")
     message: Message
     honoured: dict[str, Any]
     principal: str | None
 
+    def __init__(self, message: Message, honoured: dict[str, Any], principal: str | None) -> None:
+        set_field(self, "message", message)
+        set_field(self, "honoured", honoured)
+        set_field(self, "principal", principal)
 
-@dataclass(frozen=True)
-class ClientResponse:
+
+class ClientResponse(Value):
     """A legacy client's response to one of the server's requests."""
 
+    __slots__ = ("session", "message", "context")
     session: SessionRecord
     message: dict[str, Any]
     context: RequestContext
 
+    def __init__(self, session: SessionRecord, message: dict[str, Any], context: RequestContext) -> None:
+        set_field(self, "session", session)
+        set_field(self, "message", message)
+        set_field(self, "context", context)
 
-@dataclass(frozen=True)
-class Cancel:
+
+class Cancel(Value):
     """A legacy `notifications/cancelled` for `request_id`."""
 
+    __slots__ = ("session", "request_id", "context")
     session: SessionRecord
     request_id: RequestId
     context: RequestContext
 
+    def __init__(self, session: SessionRecord, request_id: RequestId, context: RequestContext) -> None:
+        set_field(self, "session", session)
+        set_field(self, "request_id", request_id)
+        set_field(self, "context", context)
 
-@dataclass(frozen=True)
-class Batch:
+
+class Batch(Value):
     """A 2025-03-26 JSON-RPC batch on a session."""
 
+    __slots__ = ("items", "context")
     items: list[Any]
     context: RequestContext
 
+    def __init__(self, items: list[Any], context: RequestContext) -> None:
+        set_field(self, "items", items)
+        set_field(self, "context", context)
 
-@dataclass(frozen=True)
-class Resume:
+
+class Resume(Value):
     """A legacy GET: the session's stream (`last` None) or a resumption after a `Last-Event-ID`."""
 
+    __slots__ = ("session", "last", "context")
     session: SessionRecord
     last: EventId | ChangesCursor | None
     context: RequestContext
 
+    def __init__(self, session: SessionRecord, last: EventId | ChangesCursor | None, context: RequestContext) -> None:
+        set_field(self, "session", session)
+        set_field(self, "last", last)
+        set_field(self, "context", context)
 
-@dataclass(frozen=True)
-class Close:
+
+class Close(Value):
     """A legacy DELETE: end the session."""
 
+    __slots__ = ("session",)
     session: SessionRecord
+
+    def __init__(self, session: SessionRecord) -> None:
+        set_field(self, "session", session)
 
 
 Inbound = Call | Listen | ClientResponse | Cancel | Batch | Resume | Close
 """A request the front read, for the endpoint and a transport to serve."""
 
 
-@dataclass(frozen=True)
-class Answered:
+class Answered(Value):
     """A request the front answered itself: a refusal (4xx), or a 202 for a notification it takes."""
 
+    __slots__ = ("response",)
     response: Response
+
+    def __init__(self, response: Response) -> None:
+        set_field(self, "response", response)
 
 
 def kept_alive(inbound: Inbound) -> SessionRecord | None:

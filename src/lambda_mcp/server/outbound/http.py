@@ -39,6 +39,13 @@ def client() -> httpx.AsyncClient:
     return found
 
 
+def forget_clients() -> None:
+    """Drop every loop's client, so that the next call makes a new one with a pool of its own: after a SnapStart
+    restore (entrypoints/_snapstart.py), whose pooled connections were the snapshot's. Not closed: a polite close
+    over a connection that did not survive the restore could wait for its timeout; their sockets go with them."""
+    _clients.clear()
+
+
 def seconds_left(ctx: Context | None, ceiling: float = DEFAULT_TIMEOUT) -> float:
     """How long an outgoing call may take: up to `ceiling`, less when the request's deadline is nearer;
     `ToolError` when no time is left."""

@@ -7,9 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import anyio.to_thread
-
-from ..aws_clients import client
+from ..aws_clients import client, in_thread
 from ..errors import ConflictError, StorageError, StorageUnavailable
 
 TRANSIENT = frozenset(
@@ -37,8 +35,8 @@ def default_client() -> Any:
 
 class LazyClient:
     """Holds an injected client, or builds the default one on first use (never at import). Its calls run
-    in a worker thread (`call`), so a slow or retried DynamoDB call never stalls the event loop: other
-    requests, other task runs of a worker batch and cancel watchers go on meanwhile."""
+    on a worker thread (`call`, `aws_clients.in_thread`), so a slow or retried DynamoDB call never stalls
+    the event loop: other requests, other task runs of a worker batch and cancel watchers go on meanwhile."""
 
     def __init__(self, client: Any | None, factory: Callable[[], Any] = default_client) -> None:
         self._client = client
@@ -52,12 +50,12 @@ class LazyClient:
     async def call(self, operation: str, **arguments: Any) -> Any:
         """`client.<operation>(**arguments)` in a worker thread (boto3 clients are thread-safe)."""
         method = getattr(self(), operation)
-        return await anyio.to_thread.run_sync(functools.partial(method, **arguments))
+        return await in_thread(functools.partial(method, **arguments))
 
     async def run(self, work: Callable[[Any], T]) -> T:
         """`work(client)` in a worker thread: several calls that belong together (a paginated query)."""
         client = self()
-        return await anyio.to_thread.run_sync(functools.partial(work, client))
+        return await in_thread(functools.partial(work, client))
 
 
 @contextmanager

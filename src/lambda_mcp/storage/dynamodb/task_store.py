@@ -3,7 +3,6 @@ and due indexes."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -75,7 +74,7 @@ class DynamoDBTaskStore:
         return self._record(item)
 
     async def save(self, record: TaskRecord) -> TaskRecord:
-        saved = dataclasses.replace(record, version=record.version + 1)
+        saved = record.replace(version=record.version + 1)
         with translated(ConflictError, f"task {record.task_id} changed or is final"):
             await self._client.call(
                 "put_item",
@@ -91,7 +90,7 @@ class DynamoDBTaskStore:
         """One conditional PutItem: over no item (a tombstone a late create meets), or one still at version 0."""
         if record.version != 0:
             raise ConflictError(f"task {record.task_id} moved on")
-        saved = dataclasses.replace(record, version=1)
+        saved = record.replace(version=1)
         with translated(ConflictError, f"task {record.task_id} moved on"):
             await self._client.call(
                 "put_item",
@@ -285,4 +284,4 @@ class DynamoDBTaskStore:
 
 
 def _json(record: TaskRecord) -> str:
-    return json.dumps(dataclasses.asdict(record), separators=(",", ":"))
+    return json.dumps(record.as_dict(), separators=(",", ":"))

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import secrets
@@ -206,7 +205,7 @@ class SuspendedCalls:
 
     async def mark(self, call: CallRecord) -> None:
         """Leave a marker for a call (or wait) of this session, so that a cancel naming its request id finds it."""
-        marker = dataclasses.replace(call, expires_at=time.time() + self.settings.session_ttl_seconds)
+        marker = call.replace(expires_at=time.time() + self.settings.session_ttl_seconds)
         await self.calls.start(marker)
 
     # -- the client's side: resumptions, answers, cancellations ----------------------------
@@ -241,7 +240,7 @@ class SuspendedCalls:
         if unmet:  # the same principal, now with a token that may not use what the call reaches: no re-run
             raise Denied(403, "the token lacks a scope this operation needs", "insufficient_scope", unmet)
         count("CallsResumed")
-        return await self.run(http, message, dataclasses.replace(context, request_id=message.id), record)
+        return await self.run(http, message, context.replace(request_id=message.id), record)
 
     async def answer(self, session_id: str, answered: CallInputId, response: dict[str, Any]) -> bool:
         """Store the client's response to one of our requests; False if it answers none of this session's

@@ -9,7 +9,6 @@ far the wait got (`WaitProgress`: notifications relayed, input requests sent).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -80,7 +79,7 @@ class ResultWaits:
         if isinstance(saved, dict):
             progress = WaitProgress(int(saved.get("relayed", 0)), list(saved.get("asked", [])))
         message = _request_of(stream)
-        context = dataclasses.replace(context, request_id=message.id)
+        context = context.replace(request_id=message.id)
         return await self._wait(http, message, context, progress, event_id)
 
     async def _wait(
