@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from lambda_mcp import MCPApp
+from lambda_mcp.protocol.names import is_tool_name as is_valid
 from lambda_mcp.server.errors import DeclarationError
 from lambda_mcp.server.openapi.build import Report, openapi_tools
 from lambda_mcp.server.openapi.document import SpecError
-from lambda_mcp.server.openapi.naming import is_valid, made_name, unique, valid_name
+from lambda_mcp.server.openapi.naming import made_name, unique, valid_name
 from tests.support.processes import ROOT
 
 PETSTORE = ROOT / "tests/apps/openapi/petstore-3.1.json"

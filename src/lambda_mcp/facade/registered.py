@@ -10,8 +10,9 @@ The setting holds the document, or says where it is:
 | `ssm:/<name>` | an SSM parameter (a `SecureString` is decrypted) |
 | `secretsmanager:<arn or name>` | a Secrets Manager secret |
 
-The two AWS sources are read with Powertools Parameters and cached `MAX_AGE_SECONDS`, so a change reaches
-every warm function within that time. Each entry uses RFC 7591's client metadata names:
+The two AWS sources are read as every secret reference of the kit is (`server/outbound/secrets.py`:
+Powertools Parameters, cached `SECRET_MAX_AGE`, five minutes), so a change reaches every warm function
+within that time. Each entry uses RFC 7591's client metadata names:
 
 ```json
 {"client_id": "build-agent", "client_name": "Build agent",
@@ -38,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ConfigError, secure_url
+from ..server.outbound.secrets import is_reference, resolve
 from .clients import displayable
 
 logger = logging.getLogger("lambda_mcp.auth")
-MAX_AGE_SECONDS = 300
 CLIENT_CREDENTIALS = "client_credentials"
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 MACHINE_GRANTS = (CLIENT_CREDENTIALS, JWT_BEARER)
@@ -144,12 +145,8 @@ def read_source(source: str) -> str:
     kind, _, where = source.partition(":")
     if kind == "file":
         return Path(where).read_text()
-    from aws_lambda_powertools.utilities import parameters
-
-    if kind == "ssm":
-        return str(parameters.get_parameter(where, decrypt=True, max_age=MAX_AGE_SECONDS))
-    if kind == "secretsmanager":
-        return str(parameters.get_secret(where, max_age=MAX_AGE_SECONDS))
+    if is_reference(source):  # ssm: or secretsmanager:
+        return resolve(source)
     raise ClientsUnavailable(SOURCES)
 
 

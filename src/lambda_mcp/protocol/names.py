@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -20,3 +21,11 @@ LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests":
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """`logging/setLevel` levels (RFC 5424 severities), least severe first."""
+
+TOOL_NAME = r"[A-Za-z0-9_.-]{1,128}"
+"""The tool-name rule (2025-11-25, "Tool names"): 1 to 128 ASCII letters, digits, `_`, `-` and `.`."""
+
+
+def is_tool_name(name: object) -> bool:
+    """Whether `name` is a valid tool name (the kit checks the names it makes: OpenAPI, mounts, Lambda tools)."""
+    return isinstance(name, str) and re.fullmatch(TOOL_NAME, name) is not None

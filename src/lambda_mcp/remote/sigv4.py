@@ -4,11 +4,10 @@ SSO, instance role...), through botocore, which is imported only when `--sigv4` 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import Any
 
-from ..server.outbound.auth import default_service, region_in_host
+from ..server.outbound.auth import Outgoing, default_service, region_in_host, signature_headers
 from .failures import RemoteFailure
 
 __all__ = ["SigV4Signer", "default_service", "region_for"]
@@ -52,15 +51,7 @@ class SigV4Signer:
         self.credentials = credentials
 
     def sign(self, method: str, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        # A Function URL wants the payload hash as a header on POST; API Gateway accepts it too.
-        signed = {**headers, "x-amz-content-sha256": hashlib.sha256(body).hexdigest()}
-        request = AWSRequest(method=method, url=url, data=body, headers=signed)
         try:
-            SigV4Auth(self.credentials, self.service, self.region).add_auth(request)
+            return signature_headers(self.credentials, self.service, self.region, Outgoing(method, url, headers, body))
         except Exception as exc:  # botocore's credential providers raise their own kinds (expired SSO, ...)
             raise RemoteFailure(f"--sigv4 could not sign the request: {exc}") from None
-        names = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
-        return {name: request.headers[name] for name in names if request.headers.get(name) is not None}

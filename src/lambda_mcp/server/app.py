@@ -303,11 +303,9 @@ class MCPApp(ToolDeclarations, ExistingTools):
         """The scopes a request needs for what it names (a tool, prompt or resource); empty otherwise."""
         name = params.get("name")
         if method == "tools/call" and isinstance(name, str):
-            tool = self.tools.get(name) or self.mounted_tool(name)
-            return tool.scopes if tool is not None else frozenset()
+            return self._declared_scopes(self.tools.get(name), name)
         if method == "prompts/get" and isinstance(name, str):
-            prompt = self.prompts.get(name) or self.mounted_prompt(name)
-            return prompt.scopes if prompt is not None else frozenset()
+            return self._declared_scopes(self.prompts.get(name), name)
         uri = params.get("uri")
         if method in ("resources/read", "resources/subscribe") and isinstance(uri, str):
             found = self.resource_for(uri)
@@ -324,6 +322,13 @@ class MCPApp(ToolDeclarations, ExistingTools):
                 found = (named, {}) if named is not None else self.resource_for(target)
                 return found[0].scopes if found is not None else frozenset()
         return frozenset()
+
+    def _declared_scopes(self, declared: Tool | Prompt | None, name: str) -> frozenset[str]:
+        """The scopes of a tool or prompt: its own, else those of the remote server mounted under its prefix."""
+        if declared is not None:
+            return declared.scopes
+        mount = self.mount_of(name) if self.mounts else None
+        return mount.scopes if mount is not None else frozenset()
 
     def unmet_scopes(self, scopes: frozenset[str] | None, method: str, params: dict[str, Any]) -> frozenset[str]:
         """Empty when a caller holding `scopes` may do `method` on what `params` names (always, when

@@ -155,6 +155,10 @@ class ExistingTools:
         self._add_made(tool, "app.lambda_tool")
 
     # -- what the mounted remote servers serve (looked up by prefix, no list needed) -------------
+    def mount_of(self, name: str) -> RemoteMount | None:
+        """The remote server mounted under the prefix of the tool or prompt `name`, if any."""
+        return next((mount for mount in self.mounts if mount.serves(name)), None)
+
     def mounted_tool(self, name: str) -> Tool | None:
         """The tool forwarding `name` to the remote server mounted under its prefix, if any."""
         return next((found for mount in self.mounts if (found := mount.tool(name)) is not None), None)

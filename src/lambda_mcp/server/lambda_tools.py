@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.names import is_tool_name
 from ._refusals import refused
 from .errors import ToolError
 from .outbound.http import seconds_left
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lambda_mcp")
 
-TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-"""The MCP tool-name rule (2025-11-25, "Tool names"): 1 to 128 of ASCII letters, digits, `_`, `-` and `.`."""
 _NAME = r"[A-Za-z0-9_-]{1,64}"
 _QUALIFIER = r"\$LATEST|[A-Za-z0-9_-]{1,128}"
 FUNCTION = re.compile(
@@ -96,7 +95,7 @@ def lambda_tool(
 ) -> Tool:
     """The tool `name` that invokes `function`; `DeclarationError` (naming what is wrong, at the caller's
     line) for a name, a function, a schema or a task support the kit cannot serve."""
-    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+    if not is_tool_name(name):
         raise refused(
             f"app.lambda_tool({name!r}): a tool name is 1 to 128 ASCII letters, digits, '_', '-' or '.'"
             " (no spaces), e.g. 'lookup_order'"

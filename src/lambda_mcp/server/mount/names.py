@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ...protocol.names import is_tool_name
 from ..errors import DeclarationError
 
 _PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,31}$")
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
 def checked_prefix(prefix: str, taken: Iterable[str]) -> str:
@@ -27,7 +27,7 @@ def checked_prefix(prefix: str, taken: Iterable[str]) -> str:
 def prefixed(prefix: str, name: str) -> str | None:
     """`<prefix>_<name>`, or None when that is not a valid tool name (too long, a character the rules forbid)."""
     made = f"{prefix}_{name}"
-    return made if _TOOL_NAME.match(made) else None
+    return made if is_tool_name(made) else None
 
 
 def unprefixed(prefix: str, name: str) -> str | None:

@@ -57,6 +57,7 @@ class RemoteMount:
         self.client = MountClient(url, label=self.label, auth=auth, headers=headers, protocol=protocol, timeout=timeout)
         self._per_caller = isinstance(auth, (CallerToken, ConnectionToken))
         self._kept: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}
+        self._named: dict[str, dict[str, dict[str, Any]]] = {"tools": {}, "prompts": {}}
 
     # -- lists ----------------------------------------------------------------------------------
     async def listed(self, kind: Kind, ctx: Context | None) -> list[dict[str, Any]]:
@@ -84,6 +85,8 @@ class RemoteMount:
         if len(self._kept) >= MAX_KEPT:
             self._kept.pop(next(iter(self._kept)))
         self._kept[(kind, who)] = (time.monotonic() + self.list_ttl, made)
+        if kind in ("tools", "prompts"):  # what a call of one by name is served with (the newest list's)
+            self._named[kind].update((item["name"], item) for item in made)
         return made
 
     def _shown(self, kind: Kind, item: dict[str, Any]) -> dict[str, Any] | None:
@@ -105,20 +108,17 @@ class RemoteMount:
         uri = prefixed_uri(self.prefix, str(item.get(key, "")))
         return {**item, key: uri} if uri is not None else None
 
-    def _kept_definition(self, kind: Kind, key: str, value: str) -> dict[str, Any] | None:
-        for _, items in self._kept.values():
-            for item in items:
-                if item.get(key) == value and (kind != "tools" or "inputSchema" in item):
-                    return item
-        return None
-
     # -- items ----------------------------------------------------------------------------------
+    def serves(self, name: str) -> bool:
+        """Whether the tool or prompt `name` is under this mount's prefix."""
+        return unprefixed(self.prefix, name) is not None
+
     def tool(self, name: str) -> Tool | None:
         """The tool forwarding `name` (a `<prefix>_...` name) to the server, else None."""
         theirs = unprefixed(self.prefix, name)
         if theirs is None:
             return None
-        definition = self._kept_definition("tools", "name", name) or {"name": name, "inputSchema": {"type": "object"}}
+        definition = self._named["tools"].get(name) or {"name": name, "inputSchema": {"type": "object"}}
 
         async def forward(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
             try:
@@ -135,7 +135,7 @@ class RemoteMount:
         theirs = unprefixed(self.prefix, name)
         if theirs is None:
             return None
-        definition = self._kept_definition("prompts", "name", name) or {"name": name}
+        definition = self._named["prompts"].get(name) or {"name": name}
         return MountedPrompt(self, theirs, name, definition, self.scopes)
 
     def resource(self, uri: str) -> MountedResource | None:

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...protocol.names import is_tool_name
 from ..outbound.auth import OutboundAuth
 from ..tools import Tool, forwarding_tool
 from .calls import Call
 from .document import Document, SpecError, load, server_url
 from .inputs import input_side
-from .naming import is_valid, made_name, valid_name
+from .naming import made_name, valid_name
 from .operations import Filters, Operation, operations, security_scopes
 from .outputs import output_side
 from .refs import Unsupported
@@ -147,7 +148,7 @@ def _annotations(method: str) -> dict[str, Any]:
 
 
 def _checked_names(document: Document, names: dict[str, str]) -> dict[str, str]:
-    bad = [name for name in names.values() if not isinstance(name, str) or not is_valid(name)]
+    bad = [name for name in names.values() if not is_tool_name(name)]
     if bad:
         problem = f"names: {bad[0]!r} is not a valid tool name (1-128 of A-Z a-z 0-9 _ . -)"
         raise SpecError(document.source, problem)

@@ -7,13 +7,7 @@ import re
 from collections.abc import Collection
 
 MAX_LENGTH = 128
-_VALID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _INVALID_RUN = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def is_valid(name: str) -> bool:
-    """Whether `name` is a valid MCP tool name."""
-    return _VALID.fullmatch(name) is not None
 
 
 def made_name(method: str, path: str) -> str:

@@ -105,9 +105,6 @@ class SigV4:
         return "sigv4" + (f" ({self.service})" if self.service else "")
 
     async def headers(self, request: Outgoing, ctx: Context | None) -> dict[str, str]:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
         from ...storage.aws_clients import _session
 
         region = self.region or region_in_host(request.url) or os.environ.get("AWS_REGION")
@@ -116,12 +113,22 @@ class SigV4:
         credentials = _session().get_credentials()
         if credentials is None:
             raise ToolError("cannot sign the request: no AWS credentials in this environment")
-        # A Function URL wants the payload's hash as a header; API Gateway accepts it too.
-        signed = {**request.headers, "x-amz-content-sha256": hashlib.sha256(request.body).hexdigest()}
-        aws = AWSRequest(method=request.method, url=request.url, data=request.body, headers=signed)
-        SigV4Auth(credentials, self.service or default_service(request.url), region).add_auth(aws)
-        names = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
-        return {name: aws.headers[name] for name in names if aws.headers.get(name) is not None}
+        service = self.service or default_service(request.url)
+        return signature_headers(credentials, service, region, request)
+
+
+def signature_headers(credentials: Any, service: str, region: str, request: Outgoing) -> dict[str, str]:
+    """The headers that sign `request` with AWS Signature Version 4 (botocore's `SigV4Auth`) for `service` in
+    `region`: what the kit's tools and `lambda-mcp call --sigv4` add to what they send."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    # A Function URL wants the payload's hash as a header; API Gateway accepts it too.
+    signed = {**request.headers, "x-amz-content-sha256": hashlib.sha256(request.body).hexdigest()}
+    aws = AWSRequest(method=request.method, url=request.url, data=request.body, headers=signed)
+    SigV4Auth(credentials, service, region).add_auth(aws)
+    names = ("authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256")
+    return {name: aws.headers[name] for name in names if aws.headers.get(name) is not None}
 
 
 @dataclass(frozen=True)
